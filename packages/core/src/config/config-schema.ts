@@ -1,0 +1,78 @@
+/** The config file's valibot schema and strict validation (kept out of the "." entry, which carries no valibot). */
+import * as v from "valibot";
+import type { ServiceConfig } from "./config.ts";
+import { DEFAULT_CONFIG, mergeConfig } from "./config.ts";
+
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const positive = v.pipe(v.number(), v.integer(), v.minValue(1));
+const tierSchema = v.strictObject({
+  perMinute: v.optional(positive),
+  perDay: v.optional(positive),
+  monthlyQuota: v.optional(count),
+  blockSize: v.optional(count),
+  blockPrice: v.optional(count),
+});
+
+/** The JSON file's schema: every key optional, unknown keys refused. */
+export const ConfigFileSchema = v.strictObject({
+  target: v.optional(v.picklist(["live", "test", "host"])),
+  trustProxy: v.optional(v.boolean()),
+  currency: v.optional(v.pipe(v.string(), v.regex(/^[a-z]{3}$/))),
+  tiers: v.optional(
+    v.strictObject({
+      developer: v.optional(tierSchema),
+      startup: v.optional(tierSchema),
+      growth: v.optional(tierSchema),
+      enterprise: v.optional(tierSchema),
+    }),
+  ),
+  webhooks: v.optional(
+    v.strictObject({
+      retryDelaysSeconds: v.optional(v.pipe(v.array(count), v.minLength(1), v.maxLength(20))),
+      timeoutSeconds: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(300))),
+      allowHttp: v.optional(v.boolean()),
+      allowPrivateNetworks: v.optional(v.boolean()),
+      maxPerAccount: v.optional(positive),
+      concurrencyPerWebhook: v.optional(positive),
+    }),
+  ),
+  billing: v.optional(
+    v.strictObject({
+      processor: v.optional(v.picklist(["simulated", "stripe"])),
+      simulatedOutcome: v.optional(v.picklist(["succeed", "fail"])),
+      anchorDay: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(31))),
+      retryAfterFailureSeconds: v.optional(count),
+      maxAutoChargesPerPeriod: v.optional(count),
+      stripe: v.optional(v.strictObject({ apiBase: v.optional(v.pipe(v.string(), v.url())), secretKeyEnv: v.optional(v.string()) })),
+    }),
+  ),
+  data: v.optional(
+    v.strictObject({
+      minSampleSize: v.optional(positive),
+      syntheticSeed: v.optional(v.pipe(v.string(), v.minLength(1))),
+    }),
+  ),
+  keys: v.optional(v.strictObject({ maxPerAccount: v.optional(positive) })),
+  sessions: v.optional(v.strictObject({ ttlDays: v.optional(v.pipe(v.number(), v.minValue(0))) })),
+});
+
+/** A config file's content, as parsed. */
+export type ConfigFile = v.InferOutput<typeof ConfigFileSchema>;
+
+/** The result of validating a config file. */
+export type ConfigResult = { ok: true; config: ServiceConfig } | { ok: false; errors: string[] };
+
+/** Validates a parsed JSON config; each error names the offending key path (e.g. `webhooks.timeoutSeconds`). */
+export function resolveConfig(raw: unknown): ConfigResult {
+  const parsed = v.safeParse(ConfigFileSchema, raw ?? {});
+  if (!parsed.success) {
+    const errors = parsed.issues.map((issue) => {
+      const path = (issue.path ?? []).map((p) => String(p.key)).join(".");
+      if (issue.type === "strict_object" || issue.expected === "never") return `unknown key "${path}"`;
+      return `${path || "(root)"}: ${issue.message}`;
+    });
+    return { ok: false, errors };
+  }
+  return { ok: true, config: mergeConfig(DEFAULT_CONFIG, parsed.output) };
+}
+

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG, defineConfig, effectiveLimits } from "./config.ts";
+import { resolveConfig } from "./config-schema.ts";
+
+describe("config", () => {
+  it("an empty file keeps every default of the contract", () => {
+    const r = resolveConfig({});
+    expect(r).toEqual({ ok: true, config: DEFAULT_CONFIG });
+    expect(DEFAULT_CONFIG.tiers.developer).toEqual({ perMinute: 60, perDay: 10000, monthlyQuota: 100000, blockSize: 10000, blockPrice: 1000 });
+    expect(DEFAULT_CONFIG.tiers.startup).toMatchObject({ perMinute: 100, perDay: 100000, monthlyQuota: 1000000, blockSize: 100000, blockPrice: 5000 });
+    expect(DEFAULT_CONFIG.tiers.growth).toMatchObject({ perMinute: 300, perDay: 500000, monthlyQuota: 5000000, blockSize: 500000, blockPrice: 20000 });
+    expect(DEFAULT_CONFIG.webhooks.retryDelaysSeconds).toEqual([0, 30, 300, 1800, 7200]);
+    expect(DEFAULT_CONFIG.webhooks.timeoutSeconds).toBe(30);
+    expect(DEFAULT_CONFIG.data).toEqual({ minSampleSize: 30, syntheticSeed: "benchdata" });
+  });
+
+  it("merges what the file gives over the defaults, keeping the rest", () => {
+    const r = resolveConfig({ tiers: { developer: { perMinute: 5 } }, webhooks: { allowHttp: true } });
+    expect(r.ok && r.config.tiers.developer).toEqual({ ...DEFAULT_CONFIG.tiers.developer, perMinute: 5 });
+    expect(r.ok && r.config.webhooks).toEqual({ ...DEFAULT_CONFIG.webhooks, allowHttp: true });
+  });
+
+  it("an unknown key or a wrong type is refused with a message naming the key", () => {
+    const unknown = resolveConfig({ webhooks: { retryDelays: [1] } });
+    expect(unknown.ok).toBe(false);
+    expect(!unknown.ok && unknown.errors.join("\n")).toContain("webhooks.retryDelays");
+    const top = resolveConfig({ trustproxy: true });
+    expect(!top.ok && top.errors.join("\n")).toContain("trustproxy");
+    const wrong = resolveConfig({ trustProxy: "yes" });
+    expect(!wrong.ok && wrong.errors.join("\n")).toContain("trustProxy");
+    const neg = resolveConfig({ tiers: { growth: { perMinute: -1 } } });
+    expect(!neg.ok && neg.errors.join("\n")).toContain("tiers.growth.perMinute");
+    expect(resolveConfig({ target: "prod" }).ok).toBe(false);
+    expect(resolveConfig([]).ok).toBe(false);
+  });
+
+  it("account overrides win over the tier's limits", () => {
+    expect(effectiveLimits(defineConfig({ tiers: { enterprise: { perMinute: 7 } } }), "enterprise", { perDay: 9 })).toMatchObject({ perMinute: 7, perDay: 9 });
+  });
+});

@@ -1,0 +1,87 @@
+/** The operator's configuration (the contract's JSON file), its defaults, and strict validation. */
+import type { Tier } from "../scopes/scopes.ts";
+import type { TierLimits } from "../storage/types.ts";
+
+/** Where a deployment's requests are aimed: the contract's auth step 4. */
+export type Target = "live" | "test" | "host";
+
+/** The whole configuration, every key filled in. */
+export interface ServiceConfig {
+  readonly target: Target;
+  readonly trustProxy: boolean;
+  readonly currency: string;
+  readonly tiers: { readonly [T in Tier]: TierLimits };
+  readonly webhooks: {
+    readonly retryDelaysSeconds: readonly number[];
+    readonly timeoutSeconds: number;
+    readonly allowHttp: boolean;
+    readonly allowPrivateNetworks: boolean;
+    readonly maxPerAccount: number;
+    readonly concurrencyPerWebhook: number;
+  };
+  readonly billing: {
+    readonly processor: "simulated" | "stripe";
+    readonly simulatedOutcome: "succeed" | "fail";
+    readonly anchorDay: number;
+    readonly retryAfterFailureSeconds: number;
+    readonly maxAutoChargesPerPeriod: number;
+    readonly stripe: { readonly apiBase: string; readonly secretKeyEnv: string };
+  };
+  readonly data: { readonly minSampleSize: number; readonly syntheticSeed: string };
+  readonly keys: { readonly maxPerAccount: number };
+  readonly sessions: { readonly ttlDays: number };
+}
+
+/** The contract's defaults. Enterprise limits are per account; these are its starting values. */
+export const DEFAULT_CONFIG: ServiceConfig = {
+  target: "host",
+  trustProxy: false,
+  currency: "usd",
+  tiers: {
+    developer: { perMinute: 60, perDay: 10_000, monthlyQuota: 100_000, blockSize: 10_000, blockPrice: 1000 },
+    startup: { perMinute: 100, perDay: 100_000, monthlyQuota: 1_000_000, blockSize: 100_000, blockPrice: 5000 },
+    growth: { perMinute: 300, perDay: 500_000, monthlyQuota: 5_000_000, blockSize: 500_000, blockPrice: 20000 },
+    enterprise: { perMinute: 1000, perDay: 2_000_000, monthlyQuota: 20_000_000, blockSize: 2_000_000, blockPrice: 60000 },
+  },
+  webhooks: {
+    retryDelaysSeconds: [0, 30, 300, 1800, 7200],
+    timeoutSeconds: 30,
+    allowHttp: false,
+    allowPrivateNetworks: false,
+    maxPerAccount: 10,
+    concurrencyPerWebhook: 4,
+  },
+  billing: {
+    processor: "simulated",
+    simulatedOutcome: "succeed",
+    anchorDay: 1,
+    retryAfterFailureSeconds: 3600,
+    maxAutoChargesPerPeriod: 10,
+    stripe: { apiBase: "https://api.stripe.com", secretKeyEnv: "STRIPE_SECRET_KEY" },
+  },
+  data: { minSampleSize: 30, syntheticSeed: "benchdata" },
+  keys: { maxPerAccount: 50 },
+  sessions: { ttlDays: 30 },
+};
+
+/** Deep-merges `over` onto `base` (arrays and scalars replace). */
+export function mergeConfig<T>(base: T, over: unknown): T {
+  if (over === undefined) return base;
+  if (Array.isArray(over) || typeof over !== "object" || over === null) return over as T;
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [k, val] of Object.entries(over)) out[k] = mergeConfig((base as Record<string, unknown>)[k], val);
+  return out as T;
+}
+
+/** Merges partial settings over the defaults without validation (for code that builds its config in TypeScript). */
+export function defineConfig(partial: DeepPartial<ServiceConfig> = {}): ServiceConfig {
+  return mergeConfig(DEFAULT_CONFIG, partial);
+}
+
+/** Every property optional, recursively (arrays replaced whole). */
+export type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
+
+/** The effective limits of an account: its tier's, overridden by the account's own. */
+export function effectiveLimits(config: ServiceConfig, tier: Tier, overrides: Partial<TierLimits>): TierLimits {
+  return { ...config.tiers[tier], ...overrides };
+}

@@ -1,0 +1,97 @@
+/** Builders of each event from the records that cause it, shared by every storage implementation. */
+import { isoTime } from "../clock/clock.ts";
+import type { ApiKeyRecord, InvoiceRecord } from "../storage/types.ts";
+import type { EventDraft } from "./events.ts";
+
+/** `key.created` for a new key. */
+export function keyCreatedEvent(id: string, key: ApiKeyRecord): EventDraft<"key.created"> {
+  const at = isoTime(key.createdAt);
+  return {
+    id,
+    type: "key.created",
+    accountId: key.accountId,
+    createdAt: at,
+    data: { key_id: key.id, key_name: key.name, environment: key.environment, scopes: [...key.scopes], created_at: at },
+  };
+}
+
+/** `key.rotated` for a key rotated at `now`. */
+export function keyRotatedEvent(id: string, key: ApiKeyRecord, now: number): EventDraft<"key.rotated"> {
+  const at = isoTime(now);
+  return { id, type: "key.rotated", accountId: key.accountId, createdAt: at, data: { key_id: key.id, key_name: key.name, rotated_at: at } };
+}
+
+/** `key.revoked` for a key revoked at `now`. */
+export function keyRevokedEvent(id: string, key: ApiKeyRecord, now: number): EventDraft<"key.revoked"> {
+  const at = isoTime(now);
+  return { id, type: "key.revoked", accountId: key.accountId, createdAt: at, data: { key_id: key.id, key_name: key.name, revoked_at: at } };
+}
+
+/** `quota.warning` when usage reaches a threshold of the period's allowance. */
+export function quotaWarningEvent(
+  id: string,
+  accountId: string,
+  now: number,
+  q: { used: number; allowance: number; threshold: number; periodStart: number; periodEnd: number },
+): EventDraft<"quota.warning"> {
+  return {
+    id,
+    type: "quota.warning",
+    accountId,
+    createdAt: isoTime(now),
+    data: {
+      calls_used: q.used,
+      monthly_limit: q.allowance,
+      threshold: q.threshold,
+      period_start: isoTime(q.periodStart),
+      period_end: isoTime(q.periodEnd),
+    },
+  };
+}
+
+/** `quota.exhausted`, emitted once the exhaustion's charge exists at the processor (its payload names it). */
+export function quotaExhaustedEvent(id: string, invoice: InvoiceRecord, processorRef: string, now: number): EventDraft<"quota.exhausted"> {
+  return {
+    id,
+    type: "quota.exhausted",
+    accountId: invoice.accountId,
+    createdAt: isoTime(now),
+    data: {
+      calls_used: invoice.callsUsed,
+      period_start: invoice.periodStart,
+      period_end: invoice.periodEnd,
+      charge_amount: invoice.amount,
+      charge_currency: invoice.currency,
+      processor_ref: processorRef,
+    },
+  };
+}
+
+/** `invoice.paid` for a cleared charge. */
+export function invoicePaidEvent(id: string, invoice: InvoiceRecord, processorRef: string, at: number): EventDraft<"invoice.paid"> {
+  return {
+    id,
+    type: "invoice.paid",
+    accountId: invoice.accountId,
+    createdAt: isoTime(at),
+    data: { invoice_id: invoice.id, amount: invoice.amount, currency: invoice.currency, paid_at: isoTime(at), processor_ref: processorRef },
+  };
+}
+
+/** `invoice.failed` for a failed charge. */
+export function invoiceFailedEvent(id: string, invoice: InvoiceRecord, processorRef: string, reason: string, at: number): EventDraft<"invoice.failed"> {
+  return {
+    id,
+    type: "invoice.failed",
+    accountId: invoice.accountId,
+    createdAt: isoTime(at),
+    data: {
+      invoice_id: invoice.id,
+      amount: invoice.amount,
+      currency: invoice.currency,
+      failed_at: isoTime(at),
+      processor_ref: processorRef,
+      failure_reason: reason,
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/** The seven event types, their envelope, and the payloads the spec and contract define. */
+
+/** Every event type the service emits. */
+export const EVENT_TYPES = [
+  "key.created",
+  "key.rotated",
+  "key.revoked",
+  "quota.warning",
+  "quota.exhausted",
+  "invoice.paid",
+  "invoice.failed",
+] as const;
+
+/** An event type. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Whether `value` is a known event type. */
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}
+
+/** `data` of each event type. */
+export interface EventData {
+  "key.created": { key_id: string; key_name: string; environment: string; scopes: string[]; created_at: string };
+  "key.rotated": { key_id: string; key_name: string; rotated_at: string };
+  "key.revoked": { key_id: string; key_name: string; revoked_at: string };
+  "quota.warning": { calls_used: number; monthly_limit: number; threshold: number; period_start: string; period_end: string };
+  "quota.exhausted": {
+    calls_used: number;
+    period_start: string;
+    period_end: string;
+    charge_amount: number;
+    charge_currency: string;
+    processor_ref: string;
+  };
+  "invoice.paid": { invoice_id: string; amount: number; currency: string; paid_at: string; processor_ref: string };
+  "invoice.failed": {
+    invoice_id: string;
+    amount: number;
+    currency: string;
+    failed_at: string;
+    processor_ref: string;
+    failure_reason: string;
+  };
+}
+
+/** An event as created, before it is serialized: the envelope fields and its data. */
+export interface EventDraft<T extends EventType = EventType> {
+  readonly id: string;
+  readonly type: T;
+  readonly accountId: string;
+  readonly createdAt: string;
+  readonly data: EventData[T];
+}
+
+/**
+ * The exact bytes (as a string) of an event's body: `{id, type, account_id, created_at, data}`. Stored once
+ * with the event so every delivery attempt sends byte-identical bodies.
+ */
+export function serializeEvent(event: EventDraft): string {
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    account_id: event.accountId,
+    created_at: event.createdAt,
+    data: event.data,
+  });
+}

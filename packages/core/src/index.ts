@@ -1,0 +1,84 @@
+/**
+ * @benchdata/core: the runtime-agnostic computation core. Pure functions over storage and clock
+ * interfaces; no HTTP router or validation library is pulled in by this entry point.
+ */
+export type { Clock, ManualClock, RandomSource } from "./clock/clock.ts";
+export { cryptoRandom, isoTime, manualClock, systemClock } from "./clock/clock.ts";
+export type { ErrorBody } from "./errors/service-error.ts";
+export { isServiceError, ServiceError } from "./errors/service-error.ts";
+export type { IdPrefix } from "./ids/new-id.ts";
+export { isId, newId } from "./ids/new-id.ts";
+
+export type { Environment, GeneratedKey, ParsedKey } from "./keys/api-key.ts";
+export { generateApiKey, hashSecret, keyDisplayPrefix, KEY_PREFIX_LENGTH, parseApiKey, randomToken, TOKEN_ALPHABET, TOKEN_LENGTH } from "./keys/api-key.ts";
+export type { GeneratedSessionToken } from "./keys/session-token.ts";
+export { generateSessionToken, isSessionToken } from "./keys/session-token.ts";
+export { timingSafeEqual, timingSafeEqualBytes } from "./keys/constant-time.ts";
+
+export type { Endpoint, Scope, Tier } from "./scopes/scopes.ts";
+export { checkScopes, ENDPOINT_SCOPES, isScope, isTier, SCOPE_MIN_TIER, SCOPES, scopesBeyondTier, scopesForTier, tierPermits, TIERS } from "./scopes/scopes.ts";
+
+export type { SlidingWindowDecision } from "./rate-limit/sliding-window.ts";
+export { slidingWindow } from "./rate-limit/sliding-window.ts";
+export type { DailyDecision } from "./rate-limit/daily-window.ts";
+export { dailyWindow, utcDay } from "./rate-limit/daily-window.ts";
+
+export type { BillingPeriod } from "./quota/billing-period.ts";
+export { billingPeriod } from "./quota/billing-period.ts";
+export type { ChargeRequest, QuotaPlan, QuotaState, QuotaStep } from "./quota/quota.ts";
+export { allowance, chargeIdempotencyKey, DEFAULT_CHARGE_POLICY, EMPTY_QUOTA, quotaChargeFailed, quotaChargeSucceeded, quotaRequest, warningThreshold } from "./quota/quota.ts";
+
+export * from "./stats/index.ts";
+
+export { fromBase64, generateSigningSecret, signatureHeader, signPayload, standardWebhookSignature, toBase64, verifySignature } from "./signing/signature.ts";
+
+export type { EventData, EventDraft, EventType } from "./events/events.ts";
+export { EVENT_TYPES, isEventType, serializeEvent } from "./events/events.ts";
+export { invoiceFailedEvent, invoicePaidEvent, keyCreatedEvent, keyRevokedEvent, keyRotatedEvent, quotaExhaustedEvent, quotaWarningEvent } from "./events/builders.ts";
+
+export type { Category, Metric, MetricDirection, MetricInfo } from "./data/catalog.ts";
+export { CATEGORIES, isCategory, isMetric, METRIC_INFO, METRICS, metricsOf, offersMetric } from "./data/catalog.ts";
+export type { Granularity, Period } from "./data/period.ts";
+export { comparePeriods, formatPeriod, parsePeriod, shiftPeriod } from "./data/period.ts";
+export type { BenchmarkSource, Cell, Dataset } from "./data/source.ts";
+export { ALL_SEGMENTS } from "./data/source.ts";
+
+export type * from "./storage/types.ts";
+export { createMemoryStorage } from "./storage/memory-storage.ts";
+
+export type { DeepPartial, ServiceConfig, Target } from "./config/config.ts";
+export { DEFAULT_CONFIG, defineConfig, effectiveLimits, mergeConfig } from "./config/config.ts";
+
+export type { LogFields, Logger } from "./log/logger.ts";
+export { jsonLogger, redact, silentLogger } from "./log/logger.ts";
+
+export type { AddressClass, ParsedAddress } from "./net/ip-address.ts";
+export { classifyAddress, isBlockedAddress, isIpAddress, parseIpAddress } from "./net/ip-address.ts";
+
+export type { ResolveHost, WebhookUrlCheck, WebhookUrlOptions, WebhookUrlProblem } from "./webhooks/check-webhook-url.ts";
+export { checkWebhookUrl, MAX_URL_LENGTH } from "./webhooks/check-webhook-url.ts";
+export type { WebhookUrlChecker } from "./webhooks/make-webhook-url-checker.ts";
+export { makeWebhookUrlChecker } from "./webhooks/make-webhook-url-checker.ts";
+export type { TransportErrorKind, WebhookRequest, WebhookResponse, WebhookTransport } from "./webhooks/webhook-transport.ts";
+export { decodeBodyPrefix, fetchTransport, RESPONSE_BODY_LIMIT, TransportError, transportErrorKind } from "./webhooks/webhook-transport.ts";
+export type { WebhookHeaderInput } from "./webhooks/webhook-headers.ts";
+export { WEBHOOK_USER_AGENT, webhookHeaders } from "./webhooks/webhook-headers.ts";
+export type { DeliveryNext } from "./webhooks/delivery-next-state.ts";
+export { deliveryNextState } from "./webhooks/delivery-next-state.ts";
+export type { AttemptContext, AttemptOutcome, AttemptTarget } from "./webhooks/attempt-webhook.ts";
+export { attemptWebhook } from "./webhooks/attempt-webhook.ts";
+export type { WorkerLoop, WorkerLoopSpec } from "./webhooks/worker-loop.ts";
+export { workerLoop } from "./webhooks/worker-loop.ts";
+export type { DeliveryWorker, DeliveryWorkerOptions } from "./webhooks/delivery-worker.ts";
+export { createDeliveryWorker, DELIVERY_LEASE_MARGIN_MS } from "./webhooks/delivery-worker.ts";
+export type { TestEventDeps, TestEventResponse, TestEventResult } from "./webhooks/send-test-event.ts";
+export { sendTestEvent } from "./webhooks/send-test-event.ts";
+
+export type { PaymentProcessor, PaymentRequest, PaymentResult } from "./billing/payment-processor.ts";
+export type { SimulatedCharge, SimulatedOutcome, SimulatedProcessor, SimulatedProcessorOptions } from "./billing/simulated-processor.ts";
+export { simulatedProcessor, simulatedRef } from "./billing/simulated-processor.ts";
+export type { BillingWorker, BillingWorkerOptions } from "./billing/billing-worker.ts";
+export { BILLING_LEASE_MARGIN_MS, createBillingWorker, paymentRequestOf } from "./billing/billing-worker.ts";
+export type { RetryChargeDeps } from "./billing/retry-charge.ts";
+export { retryCharge } from "./billing/retry-charge.ts";
+export { quotaAdmission } from "./billing/quota-admission.ts";

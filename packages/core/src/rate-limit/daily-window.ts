@@ -1,0 +1,33 @@
+/** The per-account UTC-day limit beside the per-key window. */
+
+const DAY_MS = 86_400_000;
+
+/** The UTC day number (days since the epoch) of a time. */
+export function utcDay(ms: number): number {
+  return Math.floor(ms / DAY_MS);
+}
+
+/** The result of asking the daily counter to admit one request. */
+export interface DailyDecision {
+  readonly allowed: boolean;
+  /** The day and count to store if the decision is applied. */
+  readonly day: number;
+  readonly count: number;
+  readonly limit: number;
+  readonly remaining: number;
+  /** The next UTC midnight (Unix ms), when the count starts again. */
+  readonly resetAt: number;
+  /** When refused: milliseconds until the next UTC midnight; 0 when allowed. */
+  readonly retryAfterMs: number;
+}
+
+/** Decides one request against the account's count for its current UTC day; pure. */
+export function dailyWindow(storedDay: number, storedCount: number, now: number, limit: number): DailyDecision {
+  const day = utcDay(now);
+  const count = storedDay === day ? storedCount : 0;
+  const resetAt = (day + 1) * DAY_MS;
+  if (count >= limit) {
+    return { allowed: false, day, count, limit, remaining: 0, resetAt, retryAfterMs: Math.max(1, resetAt - now) };
+  }
+  return { allowed: true, day, count: count + 1, limit, remaining: limit - count - 1, resetAt, retryAfterMs: 0 };
+}

@@ -1,0 +1,542 @@
+/**
+ * The in-memory Storage: the reference implementation of the contract. JavaScript runs each method's
+ * synchronous body to completion, so every method is atomic within the process (it is, by nature, not
+ * shared across processes: use storage-kysely for that).
+ */
+import type { BenchmarkSource, Cell } from "../data/source.ts";
+import { ALL_SEGMENTS } from "../data/source.ts";
+import type { Category, Metric } from "../data/catalog.ts";
+import type { Granularity } from "../data/period.ts";
+import { parsePeriod } from "../data/period.ts";
+import { isoTime } from "../clock/clock.ts";
+import type { EventDraft } from "../events/events.ts";
+import { serializeEvent } from "../events/events.ts";
+import {
+  invoiceFailedEvent,
+  invoicePaidEvent,
+  keyCreatedEvent,
+  keyRevokedEvent,
+  keyRotatedEvent,
+  quotaExhaustedEvent,
+  quotaWarningEvent,
+} from "../events/builders.ts";
+import { slidingWindow } from "../rate-limit/sliding-window.ts";
+import { dailyWindow, utcDay } from "../rate-limit/daily-window.ts";
+import { billingPeriod } from "../quota/billing-period.ts";
+import type { QuotaPlan, QuotaState } from "../quota/quota.ts";
+import { EMPTY_QUOTA, allowance, chargeIdempotencyKey, quotaChargeFailed, quotaChargeSucceeded, quotaRequest } from "../quota/quota.ts";
+import type {
+  AccountRecord,
+  AdmitInput,
+  AdmitResult,
+  ApiKeyRecord,
+  AttemptRecord,
+  ChargeOutcome,
+  ClaimedCharge,
+  ClaimedDelivery,
+  DeliveryRecord,
+  InvoiceRecord,
+  KeyLookup,
+  PreparedCell,
+  Storage,
+  UsageSnapshot,
+  WebhookRecord,
+  WindowInfo,
+} from "./types.ts";
+
+interface StoredEvent {
+  readonly draft: EventDraft;
+  readonly body: string;
+  readonly createdAt: number;
+}
+
+interface StoredDelivery {
+  id: string;
+  eventId: string;
+  webhookId: string;
+  accountId: string;
+  status: DeliveryRecord["status"];
+  attempts: number;
+  nextAttemptAt: number | null;
+  leaseToken: string | null;
+  leaseUntil: number;
+  createdAt: number;
+  attemptLog: AttemptRecord[];
+}
+
+interface StoredInvoice {
+  record: InvoiceRecord;
+  leaseToken: string | null;
+  leaseUntil: number;
+}
+
+interface PeriodQuota {
+  state: QuotaState;
+  periodEnd: number;
+}
+
+let leaseCounter = 0;
+function leaseToken(): string {
+  leaseCounter += 1;
+  return `lease_${leaseCounter}_${Math.random().toString(36).slice(2)}`;
+}
+
+/** Creates an empty in-memory Storage. */
+export function createMemoryStorage(): Storage {
+  const accounts = new Map<string, AccountRecord>();
+  const sessions = new Map<string, { accountId: string; expiresAt: number | null }>();
+  const keys = new Map<string, ApiKeyRecord>();
+  /** hash → key id and whether the hash was retired by a rotation. */
+  const hashes = new Map<string, { keyId: string; retired: boolean }>();
+  const currentHash = new Map<string, string>();
+  const windows = new Map<string, number[]>();
+  const days = new Map<string, { day: number; count: number }>();
+  const quotas = new Map<string, PeriodQuota>();
+  const webhooks = new Map<string, WebhookRecord>();
+  const events = new Map<string, StoredEvent>();
+  const deliveries = new Map<string, StoredDelivery>();
+  const invoices = new Map<string, StoredInvoice>();
+  const cells = new Map<string, Cell>();
+  /** category|segment|granularity → sorted periods with data (per metric below). */
+  const periodIndex = new Map<string, Set<string>>();
+  let deliverySeq = 0;
+
+  function insertEvent(draft: EventDraft, now: number): void {
+    const body = serializeEvent(draft);
+    events.set(draft.id, { draft, body, createdAt: now });
+    for (const wh of webhooks.values()) {
+      if (wh.accountId !== draft.accountId || !wh.events.includes(draft.type)) continue;
+      deliverySeq += 1;
+      const id = `dlv_${draft.id.slice(4)}${String(deliverySeq).padStart(6, "0")}`;
+      deliveries.set(id, {
+        id,
+        eventId: draft.id,
+        webhookId: wh.id,
+        accountId: draft.accountId,
+        status: "pending",
+        attempts: 0,
+        nextAttemptAt: now,
+        leaseToken: null,
+        leaseUntil: 0,
+        createdAt: now,
+        attemptLog: [],
+      });
+    }
+  }
+
+  function deliveryRecord(d: StoredDelivery): DeliveryRecord {
+    const ev = events.get(d.eventId)!;
+    return {
+      id: d.id,
+      eventId: d.eventId,
+      eventType: ev.draft.type,
+      webhookId: d.webhookId,
+      accountId: d.accountId,
+      status: d.status,
+      attempts: d.attempts,
+      nextAttemptAt: d.status === "pending" ? d.nextAttemptAt : null,
+      createdAt: d.createdAt,
+      attemptLog: [...d.attemptLog],
+    };
+  }
+
+  function quotaKey(accountId: string, periodStart: number): string {
+    return `${accountId}|${periodStart}`;
+  }
+
+  function periodQuota(accountId: string, now: number, anchorDay: number): { key: string; q: PeriodQuota; start: number } {
+    const period = billingPeriod(now, anchorDay);
+    const key = quotaKey(accountId, period.start);
+    let q = quotas.get(key);
+    if (!q) {
+      q = { state: EMPTY_QUOTA, periodEnd: period.end };
+      quotas.set(key, q);
+    }
+    return { key, q, start: period.start };
+  }
+
+  const benchmarks: BenchmarkSource = {
+    async latestPeriod(category: Category, segment: string, granularity: Granularity): Promise<string | null> {
+      const set = periodIndex.get(`${category}|${segment}|${granularity}`);
+      if (!set || set.size === 0) return null;
+      let best: string | null = null;
+      for (const p of set) if (best === null || p > best) best = p;
+      return best;
+    },
+    async recentPeriods(category: Category, segment: string, metric: Metric, granularity: Granularity, count: number): Promise<string[]> {
+      const set = periodIndex.get(`${category}|${segment}|${granularity}`);
+      if (!set) return [];
+      const withMetric = [...set].filter((p) => cells.has(`${category}|${segment}|${p}|${metric}`)).sort();
+      return withMetric.slice(Math.max(0, withMetric.length - count));
+    },
+    async cells(category: Category, segment: string, period: string, metrics: readonly Metric[]): Promise<Map<Metric, Cell>> {
+      const out = new Map<Metric, Cell>();
+      for (const m of metrics) {
+        const c = cells.get(`${category}|${segment}|${period}|${m}`);
+        if (c) out.set(m, c);
+      }
+      return out;
+    },
+    async segments(category: Category): Promise<string[]> {
+      const out = new Set<string>();
+      for (const [k, set] of periodIndex) {
+        const [c, s] = k.split("|");
+        if (c === category && s !== ALL_SEGMENTS && s !== undefined && set.size > 0) out.add(s);
+      }
+      return [...out].sort();
+    },
+  };
+
+  const storage: Storage = {
+    async migrate() {},
+    async close() {},
+
+    async createAccount(account) {
+      if (accounts.has(account.id)) throw new Error(`account ${account.id} exists`);
+      accounts.set(account.id, account);
+    },
+    async getAccount(accountId) {
+      return accounts.get(accountId) ?? null;
+    },
+    async updateAccount(accountId, patch) {
+      const a = accounts.get(accountId);
+      if (!a) return null;
+      const next: AccountRecord = {
+        ...a,
+        ...(patch.tier !== undefined ? { tier: patch.tier } : {}),
+        ...(patch.limits !== undefined ? { limits: { ...patch.limits } } : {}),
+        ...(patch.allowedCidrs !== undefined ? { allowedCidrs: [...patch.allowedCidrs] } : {}),
+        ...(patch.billing !== undefined ? { billing: { ...patch.billing } } : {}),
+      };
+      accounts.set(accountId, next);
+      return next;
+    },
+    async createSession(s) {
+      sessions.set(s.tokenHash, { accountId: s.accountId, expiresAt: s.expiresAt });
+    },
+    async findSession(tokenHash, now) {
+      const s = sessions.get(tokenHash);
+      if (!s || (s.expiresAt !== null && s.expiresAt <= now)) return null;
+      return s.accountId;
+    },
+
+    async createKey({ key, hash, maxKeys, eventId }) {
+      let count = 0;
+      for (const k of keys.values()) if (k.accountId === key.accountId && k.revokedAt === null) count++;
+      if (count >= maxKeys) return "limit";
+      keys.set(key.id, key);
+      hashes.set(hash, { keyId: key.id, retired: false });
+      currentHash.set(key.id, hash);
+      insertEvent(keyCreatedEvent(eventId, key), key.createdAt);
+      return "created";
+    },
+    async findKeyByHash(hash): Promise<KeyLookup | null> {
+      const h = hashes.get(hash);
+      if (!h) return null;
+      const key = keys.get(h.keyId)!;
+      const account = accounts.get(key.accountId)!;
+      return { key, account, retired: h.retired };
+    },
+    async getKey(accountId, keyId) {
+      const k = keys.get(keyId);
+      return k && k.accountId === accountId ? k : null;
+    },
+    async listKeys(accountId) {
+      return [...keys.values()].filter((k) => k.accountId === accountId).sort((a, b) => (a.id < b.id ? -1 : 1));
+    },
+    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId }) {
+      const k = keys.get(keyId);
+      if (!k || k.accountId !== accountId || !k.isActive) return null;
+      const old = currentHash.get(keyId);
+      if (old) hashes.set(old, { keyId, retired: true });
+      hashes.set(newHash, { keyId, retired: false });
+      currentHash.set(keyId, newHash);
+      const next: ApiKeyRecord = { ...k, prefix: newPrefix, rotatedAt: now };
+      keys.set(keyId, next);
+      insertEvent(keyRotatedEvent(eventId, next, now), now);
+      return next;
+    },
+    async revokeKey({ accountId, keyId, now, eventId }) {
+      const k = keys.get(keyId);
+      if (!k || k.accountId !== accountId) return null;
+      if (k.revokedAt !== null) return k;
+      const next: ApiKeyRecord = { ...k, isActive: false, revokedAt: now };
+      keys.set(keyId, next);
+      insertEvent(keyRevokedEvent(eventId, next, now), now);
+      return next;
+    },
+
+    async admit(input: AdmitInput): Promise<AdmitResult> {
+      const { now } = input;
+      const minuteD = slidingWindow(windows.get(input.keyId) ?? [], now, input.perMinute, input.windowMs);
+      const dayState = days.get(input.accountId) ?? { day: utcDay(now), count: 0 };
+      const dayD = dailyWindow(dayState.day, dayState.count, now, input.perDay);
+      const minute: WindowInfo = { limit: minuteD.limit, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
+      const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
+      if (!minuteD.allowed || !dayD.allowed) {
+        const window = !minuteD.allowed ? "minute" : "day";
+        const retryAfterMs = Math.max(minuteD.retryAfterMs, dayD.retryAfterMs);
+        const dayInfo: WindowInfo = dayD.allowed ? { ...day, remaining: dayD.remaining + 1 } : day;
+        // A refused request changes nothing: report the allowed window as it was before this request.
+        const minuteInfo: WindowInfo = minuteD.allowed ? { ...minute, remaining: minute.remaining + 1 } : minute;
+        return { kind: "rate_limited", now, window, minute: minuteInfo, day: dayInfo, retryAfterMs };
+      }
+      windows.set(input.keyId, minuteD.stamps);
+      days.set(input.accountId, { day: dayD.day, count: dayD.count });
+      if (input.quota === null) return { kind: "allowed", now, minute, day, quota: null };
+
+      const qi = input.quota;
+      const plan: QuotaPlan = qi;
+      const { q, start } = periodQuota(input.accountId, now, qi.anchorDay);
+      const step = quotaRequest(plan, q.state, now);
+      q.state = step.state;
+      if (step.kind === "allow") {
+        const info = { used: step.used, allowance: step.allowance, periodStart: start, periodEnd: q.periodEnd, warned: step.warn };
+        if (step.warn !== null) {
+          insertEvent(quotaWarningEvent(qi.warningEventId, input.accountId, now, { used: step.used, allowance: step.allowance, threshold: step.warn, periodStart: start, periodEnd: q.periodEnd }), now);
+        }
+        return { kind: "allowed", now, minute, day, quota: info };
+      }
+      let chargeInvoiceId: string | null = null;
+      if (step.charge) {
+        const periodStartIso = isoTime(start);
+        const record: InvoiceRecord = {
+          id: qi.invoiceId,
+          accountId: input.accountId,
+          periodStart: periodStartIso,
+          periodEnd: isoTime(q.periodEnd),
+          block: step.charge.block,
+          attempt: step.charge.attempt,
+          amount: step.charge.amount,
+          currency: qi.currency,
+          status: "pending",
+          idempotencyKey: chargeIdempotencyKey(input.accountId, periodStartIso, step.charge.block, step.charge.attempt),
+          processorRef: null,
+          callsUsed: step.state.used,
+          createdAt: now,
+          resolvedAt: null,
+          failureReason: null,
+        };
+        invoices.set(record.id, { record, leaseToken: null, leaseUntil: 0 });
+        chargeInvoiceId = record.id;
+      }
+      return {
+        kind: "quota_exhausted",
+        now,
+        minute,
+        day,
+        quota: { used: step.state.used, allowance: allowance(plan, step.state), periodStart: start, periodEnd: q.periodEnd, warned: null },
+        flipped: step.flipped,
+        chargeInvoiceId,
+        heldForReview: step.heldForReview,
+      };
+    },
+
+    async usage(accountId, now, anchorDay, baseQuota, blockSize): Promise<UsageSnapshot> {
+      const d = days.get(accountId);
+      const today = d && d.day === utcDay(now) ? d.count : 0;
+      const period = billingPeriod(now, anchorDay);
+      const q = quotas.get(quotaKey(accountId, period.start));
+      const state = q?.state ?? EMPTY_QUOTA;
+      let activeKeys = 0;
+      for (const k of keys.values()) if (k.accountId === accountId && k.isActive) activeKeys++;
+      return {
+        today,
+        month: state.used,
+        allowance: baseQuota + state.blocks * blockSize,
+        exhausted: state.exhausted,
+        activeKeys,
+        periodStart: period.start,
+        periodEnd: period.end,
+      };
+    },
+
+    async createWebhook(webhook, maxWebhooks) {
+      let count = 0;
+      for (const w of webhooks.values()) if (w.accountId === webhook.accountId) count++;
+      if (count >= maxWebhooks) return "limit";
+      webhooks.set(webhook.id, webhook);
+      return "created";
+    },
+    async listWebhooks(accountId) {
+      return [...webhooks.values()].filter((w) => w.accountId === accountId).sort((a, b) => (a.id < b.id ? -1 : 1));
+    },
+    async getWebhook(accountId, webhookId) {
+      const w = webhooks.get(webhookId);
+      return w && w.accountId === accountId ? w : null;
+    },
+    async deleteWebhook(accountId, webhookId) {
+      const w = webhooks.get(webhookId);
+      if (!w || w.accountId !== accountId) return false;
+      webhooks.delete(webhookId);
+      for (const d of deliveries.values()) {
+        if (d.webhookId === webhookId && d.status === "pending") {
+          d.status = "dead";
+          d.nextAttemptAt = null;
+        }
+      }
+      return true;
+    },
+    async emitEvent(event, now) {
+      insertEvent(event, now);
+    },
+    async claimDeliveries({ now, leaseMs, limit, perWebhook }): Promise<ClaimedDelivery[]> {
+      const inflight = new Map<string, number>();
+      for (const d of deliveries.values()) {
+        if (d.status === "pending" && d.leaseToken !== null && d.leaseUntil > now) inflight.set(d.webhookId, (inflight.get(d.webhookId) ?? 0) + 1);
+      }
+      const due = [...deliveries.values()]
+        .filter((d) => d.status === "pending" && d.nextAttemptAt !== null && d.nextAttemptAt <= now && !(d.leaseToken !== null && d.leaseUntil > now))
+        .sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || (a.id < b.id ? -1 : 1));
+      const out: ClaimedDelivery[] = [];
+      for (const d of due) {
+        if (out.length >= limit) break;
+        const n = inflight.get(d.webhookId) ?? 0;
+        if (n >= perWebhook) continue;
+        const wh = webhooks.get(d.webhookId);
+        const ev = events.get(d.eventId);
+        if (!wh || !ev) continue;
+        inflight.set(d.webhookId, n + 1);
+        d.leaseToken = leaseToken();
+        d.leaseUntil = now + leaseMs;
+        out.push({
+          deliveryId: d.id,
+          eventId: d.eventId,
+          eventType: ev.draft.type,
+          body: ev.body,
+          eventCreatedAt: ev.createdAt,
+          webhookId: wh.id,
+          accountId: d.accountId,
+          url: wh.url,
+          secret: wh.secret,
+          attempt: d.attempts + 1,
+          leaseToken: d.leaseToken,
+        });
+      }
+      return out;
+    },
+    async completeDelivery({ deliveryId, leaseToken: token, attempt, next }) {
+      const d = deliveries.get(deliveryId);
+      if (!d || d.leaseToken !== token || d.status !== "pending") return false;
+      d.attemptLog.push(attempt);
+      d.attempts = attempt.attempt;
+      d.leaseToken = null;
+      d.leaseUntil = 0;
+      d.status = next.status;
+      d.nextAttemptAt = next.status === "pending" ? next.at : null;
+      return true;
+    },
+    async listDeliveries(accountId, webhookId, limit) {
+      return [...deliveries.values()]
+        .filter((d) => d.accountId === accountId && d.webhookId === webhookId)
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+        .slice(0, limit)
+        .map(deliveryRecord);
+    },
+    async retryDelivery(accountId, webhookId, deliveryId, now) {
+      const d = deliveries.get(deliveryId);
+      if (!d || d.accountId !== accountId || d.webhookId !== webhookId || !webhooks.has(webhookId)) return null;
+      if (d.status !== "pending" || d.leaseToken === null || d.leaseUntil <= now) {
+        d.status = "pending";
+        d.nextAttemptAt = now;
+        d.leaseToken = null;
+        d.leaseUntil = 0;
+      }
+      return deliveryRecord(d);
+    },
+
+    async claimCharges({ now, leaseMs, limit }): Promise<ClaimedCharge[]> {
+      const out: ClaimedCharge[] = [];
+      const pending = [...invoices.values()]
+        .filter((i) => i.record.status === "pending" && !(i.leaseToken !== null && i.leaseUntil > now))
+        .sort((a, b) => a.record.createdAt - b.record.createdAt);
+      for (const inv of pending) {
+        if (out.length >= limit) break;
+        inv.leaseToken = leaseToken();
+        inv.leaseUntil = now + leaseMs;
+        out.push({ invoice: inv.record, account: accounts.get(inv.record.accountId)!, leaseToken: inv.leaseToken });
+      }
+      return out;
+    },
+    async settleCharge({ invoiceId, leaseToken: token, outcome, eventIds }) {
+      const inv = invoices.get(invoiceId);
+      if (!inv || inv.leaseToken !== token || inv.record.status !== "pending") return false;
+      const rec = inv.record;
+      const paid = outcome.status === "paid";
+      inv.record = {
+        ...rec,
+        status: outcome.status,
+        processorRef: outcome.processorRef,
+        resolvedAt: outcome.at,
+        failureReason: outcome.status === "failed" ? outcome.reason : null,
+      };
+      inv.leaseToken = null;
+      const start = Date.parse(rec.periodStart);
+      const q = quotas.get(quotaKey(rec.accountId, start));
+      if (q) q.state = paid ? quotaChargeSucceeded(q.state, rec.block) : quotaChargeFailed(q.state, rec.block, outcome.at);
+      if (rec.attempt === 1) insertEvent(quotaExhaustedEvent(eventIds.exhausted, rec, outcome.processorRef, outcome.at), outcome.at);
+      insertEvent(
+        paid
+          ? invoicePaidEvent(eventIds.result, inv.record, outcome.processorRef, outcome.at)
+          : invoiceFailedEvent(eventIds.result, inv.record, outcome.processorRef, (outcome as Extract<ChargeOutcome, { status: "failed" }>).reason, outcome.at),
+        outcome.at,
+      );
+      return true;
+    },
+    async requestCharge({ accountId, now, anchorDay, invoiceId, blockPrice, currency }) {
+      const { q, start } = periodQuota(accountId, now, anchorDay);
+      const s = q.state;
+      if (!s.exhausted || s.pendingBlock !== null) return null;
+      const block = s.blocks + 1;
+      const attempt = s.blockAttempts + 1;
+      q.state = { ...s, pendingBlock: block, chargeAttempts: s.chargeAttempts + 1, blockAttempts: attempt };
+      const periodStartIso = isoTime(start);
+      const record: InvoiceRecord = {
+        id: invoiceId,
+        accountId,
+        periodStart: periodStartIso,
+        periodEnd: isoTime(q.periodEnd),
+        block,
+        attempt,
+        amount: blockPrice,
+        currency,
+        status: "pending",
+        idempotencyKey: chargeIdempotencyKey(accountId, periodStartIso, block, attempt),
+        processorRef: null,
+        callsUsed: s.used,
+        createdAt: now,
+        resolvedAt: null,
+        failureReason: null,
+      };
+      invoices.set(invoiceId, { record, leaseToken: null, leaseUntil: 0 });
+      return record;
+    },
+    async listInvoices(accountId) {
+      return [...invoices.values()]
+        .map((i) => i.record)
+        .filter((r) => r.accountId === accountId)
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+    },
+
+    benchmarks,
+    async replaceCells(prepared, replace) {
+      for (const { category, period } of replace) {
+        for (const k of [...cells.keys()]) {
+          const [c, , p] = k.split("|");
+          if (c === category && p === period) cells.delete(k);
+        }
+        for (const [k, set] of periodIndex) if (k.startsWith(`${category}|`)) set.delete(period);
+      }
+      for (const pc of prepared) {
+        cells.set(`${pc.category}|${pc.segment}|${pc.period}|${pc.metric}`, pc.cell);
+        const g = parsePeriod(pc.period)?.granularity;
+        if (!g) continue;
+        const k = `${pc.category}|${pc.segment}|${g}`;
+        let set = periodIndex.get(k);
+        if (!set) periodIndex.set(k, (set = new Set()));
+        set.add(pc.period);
+      }
+    },
+  };
+  return storage;
+}

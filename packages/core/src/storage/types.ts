@@ -1,0 +1,352 @@
+/**
+ * The storage contract: everything the HTTP service, the webhook worker and billing need to keep.
+ *
+ * Rules every implementation follows (the shared conformance suite in `@benchdata/core/testing` checks them):
+ * - Each method is ONE atomic operation. Methods that decide (admit, consume, claim) decide inside that
+ *   operation; nothing here is meant to be read, decided in the caller, and written back.
+ * - Events are written in the same transaction as the change that causes them (a transactional outbox),
+ *   together with one pending delivery per webhook of the account subscribed to the type at that moment.
+ * - Secrets are stored only as SHA-256 hashes, except webhook signing secrets, which must be recoverable to
+ *   sign and are never returned by listing methods' callers to clients.
+ * - Times are Unix milliseconds in and out; ISO strings where they end up in payloads.
+ * - Stores with their own clock (PostgreSQL) may use it instead of the `now` they are given for
+ *   windows, days and periods; then they report that time back as `now` in results.
+ */
+import type { Environment } from "../keys/api-key.ts";
+import type { Scope, Tier } from "../scopes/scopes.ts";
+import type { EventDraft, EventType } from "../events/events.ts";
+import type { BenchmarkSource, Cell } from "../data/source.ts";
+import type { Category, Metric } from "../data/catalog.ts";
+
+/** Per-tier limits and prices (an account may override any of them). */
+export interface TierLimits {
+  readonly perMinute: number;
+  readonly perDay: number;
+  readonly monthlyQuota: number;
+  readonly blockSize: number;
+  readonly blockPrice: number;
+}
+
+/** An account. */
+export interface AccountRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly tier: Tier;
+  readonly createdAt: number;
+  /** Operator overrides of the tier's limits. */
+  readonly limits: Partial<TierLimits>;
+  /** Enterprise IP allow-list (CIDR, IPv4 and IPv6); empty means any address. */
+  readonly allowedCidrs: readonly string[];
+  /** The payment processor's customer and saved payment method, when set by the operator. */
+  readonly billing: { readonly customerRef?: string; readonly paymentMethodRef?: string };
+}
+
+/** A key as stored (never the raw key). */
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly name: string;
+  readonly environment: Environment;
+  readonly scopes: readonly Scope[];
+  /** First 12 characters of the current raw key. */
+  readonly prefix: string;
+  readonly isActive: boolean;
+  readonly createdAt: number;
+  readonly rotatedAt: number | null;
+  readonly revokedAt: number | null;
+}
+
+/** The hot-path key lookup: the key, its account, and whether the hash presented was retired by a rotation. */
+export interface KeyLookup {
+  readonly key: ApiKeyRecord;
+  readonly account: AccountRecord;
+  /** True when the hash belonged to this key before a rotation replaced it (the contract's `auth.inactive_key`). */
+  readonly retired: boolean;
+}
+
+/** A webhook endpoint, with its signing secret (server-side only). */
+export interface WebhookRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly url: string;
+  readonly events: readonly EventType[];
+  readonly secret: string;
+  readonly createdAt: number;
+}
+
+/** One attempt to deliver an event to a webhook. */
+export interface AttemptRecord {
+  /** 1-based attempt number. */
+  readonly attempt: number;
+  readonly at: number;
+  readonly statusCode: number | null;
+  readonly latencyMs: number;
+  /** Null on success; otherwise a class such as `timeout`, `refused`, `blocked`, `http_status`, `network`, `redirect`. */
+  readonly error: string | null;
+  /** The first 2 KB of the response body. */
+  readonly responseBody: string;
+}
+
+/** Delivery states: pending (attempts left), delivering (claimed by a worker), succeeded, dead. */
+export type DeliveryStatus = "pending" | "succeeded" | "dead";
+
+/** A delivery of one event to one webhook. */
+export interface DeliveryRecord {
+  readonly id: string;
+  readonly eventId: string;
+  readonly eventType: EventType;
+  readonly webhookId: string;
+  readonly accountId: string;
+  readonly status: DeliveryStatus;
+  /** Attempts made so far. */
+  readonly attempts: number;
+  /** When the next attempt is due (null unless pending). */
+  readonly nextAttemptAt: number | null;
+  readonly createdAt: number;
+  readonly attemptLog: readonly AttemptRecord[];
+}
+
+/** A delivery handed to a worker: everything needed to send it, under a lease. */
+export interface ClaimedDelivery {
+  readonly deliveryId: string;
+  readonly eventId: string;
+  readonly eventType: EventType;
+  /** The event body exactly as stored: every attempt sends these bytes. */
+  readonly body: string;
+  readonly eventCreatedAt: number;
+  readonly webhookId: string;
+  readonly accountId: string;
+  readonly url: string;
+  readonly secret: string;
+  /** The number of this attempt (1-based). */
+  readonly attempt: number;
+  /** Proof of the claim: completing with another token does nothing. */
+  readonly leaseToken: string;
+}
+
+/** Invoice states. */
+export type InvoiceStatus = "pending" | "paid" | "failed";
+
+/** An invoice: one automatic charge attempt for one quota block. */
+export interface InvoiceRecord {
+  readonly id: string;
+  readonly accountId: string;
+  /** ISO start and end of the billing period the block belongs to. */
+  readonly periodStart: string;
+  readonly periodEnd: string;
+  readonly block: number;
+  readonly attempt: number;
+  readonly amount: number;
+  readonly currency: string;
+  readonly status: InvoiceStatus;
+  readonly idempotencyKey: string;
+  readonly processorRef: string | null;
+  /** Calls used when the quota was exhausted (for the `quota.exhausted` payload). */
+  readonly callsUsed: number;
+  readonly createdAt: number;
+  readonly resolvedAt: number | null;
+  readonly failureReason: string | null;
+}
+
+/** A pending charge handed to the billing worker under a lease. */
+export interface ClaimedCharge {
+  readonly invoice: InvoiceRecord;
+  readonly account: AccountRecord;
+  readonly leaseToken: string;
+}
+
+/** The quota part of an admission, for live keys. */
+export interface AdmitQuota {
+  /** Billing periods start on this day of the month (1 = calendar months), in UTC. */
+  readonly anchorDay: number;
+  readonly baseQuota: number;
+  readonly blockSize: number;
+  readonly blockPrice: number;
+  readonly currency: string;
+  readonly retryAfterFailureMs: number;
+  readonly maxAutoCharges: number;
+  /** Used if this request crosses a warning threshold (`quota.warning`). */
+  readonly warningEventId: string;
+  /** Used if this request starts a charge (the pending invoice). */
+  readonly invoiceId: string;
+}
+
+/** One data request asking to be admitted: per-key window, per-account day, and (live keys) quota, in one step. */
+export interface AdmitInput {
+  readonly now: number;
+  readonly keyId: string;
+  readonly accountId: string;
+  readonly perMinute: number;
+  readonly perDay: number;
+  /** Sliding window length (60 000 in production). */
+  readonly windowMs: number;
+  /** Null for test keys: rate limited, never counted toward quota. */
+  readonly quota: AdmitQuota | null;
+}
+
+/** The state of one limit after a decision. */
+export interface WindowInfo {
+  readonly limit: number;
+  readonly remaining: number;
+  /** Unix ms at which the window frees a slot (minute) or starts again (day). */
+  readonly resetAt: number;
+}
+
+/** The quota after an admission. */
+export interface QuotaInfo {
+  readonly used: number;
+  readonly allowance: number;
+  readonly periodStart: number;
+  readonly periodEnd: number;
+  /** The threshold this request crossed (a `quota.warning` was written), or null. */
+  readonly warned: number | null;
+}
+
+/** What `admit` decided. Rate-limit refusals change nothing; quota refusals still used a window slot. */
+export type AdmitResult =
+  | { readonly kind: "allowed"; readonly now: number; readonly minute: WindowInfo; readonly day: WindowInfo; readonly quota: QuotaInfo | null }
+  | { readonly kind: "rate_limited"; readonly now: number; readonly window: "minute" | "day"; readonly minute: WindowInfo; readonly day: WindowInfo; readonly retryAfterMs: number }
+  | {
+      readonly kind: "quota_exhausted";
+      readonly now: number;
+      readonly minute: WindowInfo;
+      readonly day: WindowInfo;
+      readonly quota: QuotaInfo;
+      /** This request flipped the quota to exhausted. */
+      readonly flipped: boolean;
+      /** The invoice of the charge this request started (exactly one per exhaustion), or null. */
+      readonly chargeInvoiceId: string | null;
+      readonly heldForReview: boolean;
+    };
+
+/** The usage summary of an account at a time. */
+export interface UsageSnapshot {
+  /** Requests admitted today (UTC), all keys. */
+  readonly today: number;
+  /** Calls counted this billing period (live keys). */
+  readonly month: number;
+  /** The period's allowance (base + paid blocks). */
+  readonly allowance: number;
+  readonly exhausted: boolean;
+  readonly activeKeys: number;
+  readonly periodStart: number;
+  readonly periodEnd: number;
+}
+
+/** The outcome of a charge, as the billing worker reports it. */
+export type ChargeOutcome =
+  | { readonly status: "paid"; readonly processorRef: string; readonly at: number }
+  | { readonly status: "failed"; readonly processorRef: string; readonly reason: string; readonly at: number };
+
+/** One observation of an import: a business's value of a metric in a cell. */
+export interface Observation {
+  readonly businessId: string;
+  readonly category: Category;
+  readonly segment: string;
+  readonly period: string;
+  readonly metric: Metric;
+  readonly value: number;
+}
+
+/** A prepared cell to publish (import builds them from observations). */
+export interface PreparedCell {
+  readonly category: Category;
+  /** A segment, or `all` for the aggregate of every segment. */
+  readonly segment: string;
+  readonly period: string;
+  readonly metric: Metric;
+  readonly cell: Cell;
+}
+
+/** The storage contract. */
+export interface Storage {
+  /** Creates or upgrades the schema; safe when several instances run it at once. */
+  migrate(): Promise<void>;
+  /** Releases connections. */
+  close(): Promise<void>;
+
+  // Accounts and console sessions.
+  createAccount(account: AccountRecord): Promise<void>;
+  getAccount(accountId: string): Promise<AccountRecord | null>;
+  /** Changes the tier, limit overrides, IP ranges or billing refs of an account. */
+  updateAccount(accountId: string, patch: { tier?: Tier; limits?: Partial<TierLimits>; allowedCidrs?: readonly string[]; billing?: AccountRecord["billing"] }): Promise<AccountRecord | null>;
+  createSession(session: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number | null }): Promise<void>;
+  /** The account of an unexpired session token hash, or null. */
+  findSession(tokenHash: string, now: number): Promise<string | null>;
+
+  // API keys. Each change writes its event (built by `event`) in the same transaction.
+  /** Stores a new key under its hash unless the account already has `maxKeys` keys that are not revoked; writes `key.created`. */
+  createKey(input: { key: ApiKeyRecord; hash: string; maxKeys: number; eventId: string }): Promise<"created" | "limit">;
+  /** The hot-path lookup by hash, joined with the account, in one round trip. */
+  findKeyByHash(hash: string): Promise<KeyLookup | null>;
+  getKey(accountId: string, keyId: string): Promise<ApiKeyRecord | null>;
+  listKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  /**
+   * Replaces an active key's hash: the old hash stops working at once (lookups report it `retired`),
+   * the new one works; writes `key.rotated`. Null when no such active key of the account exists.
+   */
+  rotateKey(input: { accountId: string; keyId: string; newHash: string; newPrefix: string; now: number; eventId: string }): Promise<ApiKeyRecord | null>;
+  /** Revokes a key for good; writes `key.revoked` (only on the first revocation). Null when no such key. */
+  revokeKey(input: { accountId: string; keyId: string; now: number; eventId: string }): Promise<ApiKeyRecord | null>;
+
+  // The hot path.
+  /**
+   * Admits one data request or refuses it: the key's sliding window, the account's UTC-day counter and, for
+   * live keys, the period's quota (`quotaRequest` of core), all decided and applied in ONE atomic operation
+   * (MUST be exact across processes: N concurrent calls never admit more than the limits). A warning
+   * crossing writes `quota.warning`; an exhaustion that starts a charge writes a pending invoice.
+   */
+  admit(input: AdmitInput): Promise<AdmitResult>;
+  /** The usage summary: today's admitted requests, the period's counted calls and allowance, active keys. */
+  usage(accountId: string, now: number, anchorDay: number, baseQuota: number, blockSize: number): Promise<UsageSnapshot>;
+
+  // Webhooks and the outbox.
+  /** Stores a webhook unless the account already has `maxWebhooks`. */
+  createWebhook(webhook: WebhookRecord, maxWebhooks: number): Promise<"created" | "limit">;
+  listWebhooks(accountId: string): Promise<WebhookRecord[]>;
+  getWebhook(accountId: string, webhookId: string): Promise<WebhookRecord | null>;
+  /** Deletes a webhook; its pending deliveries stop (become dead). False when no such webhook. */
+  deleteWebhook(accountId: string, webhookId: string): Promise<boolean>;
+  /** Writes an event and its deliveries in one transaction (for events not tied to another change). */
+  emitEvent(event: EventDraft, now: number): Promise<void>;
+  /**
+   * Claims up to `limit` pending deliveries due at `now`, at most `perWebhook` per webhook at once, each under
+   * a lease until `now + leaseMs`: no other claim returns them before the lease ends or they are completed.
+   */
+  claimDeliveries(input: { now: number; leaseMs: number; limit: number; perWebhook: number }): Promise<ClaimedDelivery[]>;
+  /**
+   * Records an attempt of a claimed delivery and its next state: succeeded, retry at a time, or dead.
+   * Ignored (false) if the lease token no longer holds the delivery.
+   */
+  completeDelivery(input: { deliveryId: string; leaseToken: string; attempt: AttemptRecord; next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number } }): Promise<boolean>;
+  /** An account's deliveries to one webhook, newest first, each with its attempts. */
+  listDeliveries(accountId: string, webhookId: string, limit: number): Promise<DeliveryRecord[]>;
+  /** Makes a delivery (dead ones included) due again at `now`; null when no such delivery of the account. */
+  retryDelivery(accountId: string, webhookId: string, deliveryId: string, now: number): Promise<DeliveryRecord | null>;
+
+  // Billing.
+  /** Claims pending invoices (charges not yet sent or whose lease ran out) under a lease. */
+  claimCharges(input: { now: number; leaseMs: number; limit: number }): Promise<ClaimedCharge[]>;
+  /**
+   * Settles a claimed charge in one transaction: the invoice's status and processor reference, the quota
+   * (paid: one more block, access resumes), and the events `quota.exhausted` (with the processor reference;
+   * only for a block's first attempt, so one per exhaustion) then `invoice.paid` or `invoice.failed`, with
+   * their deliveries. Ignored (false) without the lease.
+   */
+  settleCharge(input: { invoiceId: string; leaseToken: string; outcome: ChargeOutcome; eventIds: { exhausted: string; result: string } }): Promise<boolean>;
+  /**
+   * Starts a new charge attempt now for an exhausted account with no charge outstanding (console "retry
+   * payment"); returns the pending invoice, or null when there is nothing to charge.
+   */
+  requestCharge(input: { accountId: string; now: number; anchorDay: number; invoiceId: string; blockPrice: number; currency: string }): Promise<InvoiceRecord | null>;
+  listInvoices(accountId: string): Promise<InvoiceRecord[]>;
+
+  // Benchmark data (live).
+  /** The imported live data, prepared per cell. */
+  readonly benchmarks: BenchmarkSource;
+  /**
+   * Publishes prepared cells, replacing every cell of each (category, period) they contain, in one
+   * transaction: readers see the old data or the new, never a mix.
+   */
+  replaceCells(cells: readonly PreparedCell[], replace: readonly { category: Category; period: string }[]): Promise<void>;
+}
