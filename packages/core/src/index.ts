@@ -42,6 +42,10 @@ export type { Granularity, Period } from "./data/period.ts";
 export { comparePeriods, formatPeriod, parsePeriod, shiftPeriod } from "./data/period.ts";
 export type { BenchmarkSource, Cell, Dataset } from "./data/source.ts";
 export { ALL_SEGMENTS } from "./data/source.ts";
+export type { SyntheticOptions } from "./data/synthetic.ts";
+export { createSyntheticSource, SYNTHETIC_LATEST_QUARTER, SYNTHETIC_SEGMENTS } from "./data/synthetic.ts";
+export type { Prng } from "./data/prng.ts";
+export { createPrng } from "./data/prng.ts";
 
 export type * from "./storage/types.ts";
 export { createMemoryStorage } from "./storage/memory-storage.ts";
@@ -79,6 +83,4 @@ export type { SimulatedCharge, SimulatedOutcome, SimulatedProcessor, SimulatedPr
 export { simulatedProcessor, simulatedRef } from "./billing/simulated-processor.ts";
 export type { BillingWorker, BillingWorkerOptions } from "./billing/billing-worker.ts";
 export { BILLING_LEASE_MARGIN_MS, createBillingWorker, paymentRequestOf } from "./billing/billing-worker.ts";
-export type { RetryChargeDeps } from "./billing/retry-charge.ts";
-export { retryCharge } from "./billing/retry-charge.ts";
 export { quotaAdmission } from "./billing/quota-admission.ts";

@@ -9,7 +9,8 @@ const tierSchema = v.strictObject({
   perMinute: v.optional(positive),
   perDay: v.optional(positive),
   monthlyQuota: v.optional(count),
-  blockSize: v.optional(count),
+  // A block of zero calls would be charged for and add nothing, so the next request would charge again.
+  blockSize: v.optional(positive),
   blockPrice: v.optional(count),
 });
 

@@ -30,6 +30,8 @@ describe("config", () => {
     expect(!wrong.ok && wrong.errors.join("\n")).toContain("trustProxy");
     const neg = resolveConfig({ tiers: { growth: { perMinute: -1 } } });
     expect(!neg.ok && neg.errors.join("\n")).toContain("tiers.growth.perMinute");
+    const emptyBlock = resolveConfig({ tiers: { developer: { blockSize: 0 } } });
+    expect(!emptyBlock.ok && emptyBlock.errors.join("\n")).toContain("tiers.developer.blockSize");
     expect(resolveConfig({ target: "prod" }).ok).toBe(false);
     expect(resolveConfig([]).ok).toBe(false);
   });

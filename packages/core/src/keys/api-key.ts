@@ -31,7 +31,7 @@ export interface ParsedKey {
   readonly token: string;
 }
 
-/** 48 characters drawn uniformly from TOKEN_ALPHABET (64 symbols: 6 bits each, so no modulo bias). */
+/** `length` (default 48) characters drawn uniformly from TOKEN_ALPHABET (64 symbols: 6 bits each, so no modulo bias). */
 export function randomToken(random: RandomSource, length: number = TOKEN_LENGTH): string {
   const bytes = random.fill(new Uint8Array(length));
   let out = "";

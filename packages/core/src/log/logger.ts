@@ -15,9 +15,10 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 
 const SECRETISH = /(svc_(live|test)_[A-Za-z0-9_-]{10,}|whsec_[A-Za-z0-9+/=_-]+|bds_sess_[A-Za-z0-9_-]+)/g;
 
-/** Replaces anything shaped like a raw key, session token or signing secret with a marker. */
+/** Replaces anything shaped like a raw key, session token or signing secret with its prefix and a marker. */
 export function redact(text: string): string {
-  return text.replace(SECRETISH, (m) => `${m.slice(0, 9)}…[redacted]`);
+  // Keep only the fixed prefix (`svc_live_`, `bds_sess_`, `whsec_`): no character of the secret itself.
+  return text.replace(SECRETISH, (m) => `${m.startsWith("whsec_") ? "whsec_" : m.slice(0, 9)}…[redacted]`);
 }
 
 /** A logger writing one JSON object per line through `write` (e.g. to stdout), with secrets redacted. */

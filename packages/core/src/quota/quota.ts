@@ -31,7 +31,7 @@ export interface QuotaState {
   readonly exhausted: boolean;
   /** The block number a charge is outstanding for, or null. */
   readonly pendingBlock: number | null;
-  /** Automatic charge attempts started in the period. */
+  /** Automatic charge attempts started since the period began or its last successful charge (the review cap counts these). */
   readonly chargeAttempts: number;
   /** Attempts started for the next block (`blocks + 1`); back to 0 when a block is paid. */
   readonly blockAttempts: number;
@@ -88,7 +88,7 @@ export type QuotaStep =
  * One live request against the period's quota. The request that uses the last call succeeds; the next one
  * flips the quota to exhausted and starts exactly one charge; later ones are refused without a new charge
  * while it is outstanding. After a failed charge, a request may start one new attempt once
- * `retryAfterFailureMs` has passed, until `maxAutoCharges` attempts were made in the period.
+ * `retryAfterFailureMs` has passed, until `maxAutoCharges` attempts were made without one succeeding.
  */
 export function quotaRequest(plan: QuotaPlan, state: QuotaState, now: number): QuotaStep {
   const limit = allowance(plan, state);
@@ -124,7 +124,8 @@ export function quotaRequest(plan: QuotaPlan, state: QuotaState, now: number): Q
 /** A charge for `block` cleared: one more block in the allowance, access resumes. Stale outcomes change nothing. */
 export function quotaChargeSucceeded(state: QuotaState, block: number): QuotaState {
   if (state.pendingBlock !== block) return state;
-  return { ...state, blocks: block, exhausted: false, pendingBlock: null, blockAttempts: 0, lastFailureAt: null };
+  // The review cap counts attempts since the last success: an account that keeps paying is never held.
+  return { ...state, blocks: block, exhausted: false, pendingBlock: null, chargeAttempts: 0, blockAttempts: 0, lastFailureAt: null };
 }
 
 /** A charge for `block` failed: the quota stays exhausted and remembers when, for the retry policy. */

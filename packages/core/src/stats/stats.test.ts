@@ -4,6 +4,7 @@ import { countAtOrBelow, countBelow } from "./bisect.ts";
 import { histogram } from "./histogram.ts";
 import { histogramReference } from "./histogram-reference.ts";
 import { mean } from "./mean.ts";
+import { pairwiseSum } from "./pairwise-sum.ts";
 import { percentileRank } from "./percentile-rank.ts";
 import { percentileSet } from "./percentile-set.ts";
 import { quantileSorted } from "./quantile-sorted.ts";
@@ -174,6 +175,17 @@ describe("summaryStats", () => {
     const r = summaryStats(s);
     expect(r.mean).toBe(1e9 + 10);
     expect(r.std_dev).toBeCloseTo(Math.sqrt(22.5), 9);
+  });
+
+  it("std_dev is numpy's: the pairwise sum (same blocking as the mean) of the squared deviations, bit for bit", () => {
+    fc.assert(
+      fc.property(fc.array(value, { minLength: 1, maxLength: 700 }).map((a) => Float64Array.from(a).sort()), (s) => {
+        const m = pairwiseSum(s) / s.length;
+        const squares = Float64Array.from(s, (x) => (x - m) * (x - m));
+        return summaryStats(s).std_dev === Math.sqrt(pairwiseSum(squares) / s.length);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("matches a naive two-pass computation on random samples", () => {

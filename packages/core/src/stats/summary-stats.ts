@@ -9,30 +9,42 @@ export interface SummaryStats {
   readonly std_dev: number;
 }
 
-// Pairwise sum of (x − centre)², the same blocking as pairwiseSum, without materialising the squares.
+// Pairwise sum of (x − centre)², blocked exactly as pairwiseSum (and numpy's sum of the squared deviations):
+// fewer than 8 summed in order, up to 128 in eight accumulators, larger halves split at a multiple of 8.
 function squaredDeviations(values: SortedSample, centre: number, start: number, n: number): number {
+  const sq = (i: number): number => {
+    const d = (values[i] as number) - centre;
+    return d * d;
+  };
+  if (n < 8) {
+    let s = 0;
+    for (let i = start; i < start + n; i++) s += sq(i);
+    return s;
+  }
   if (n <= 128) {
-    let r0 = 0;
-    let r1 = 0;
-    let r2 = 0;
-    let r3 = 0;
-    const end4 = start + (n - (n % 4));
-    let i = start;
-    for (; i < end4; i += 4) {
-      const d0 = (values[i] as number) - centre;
-      const d1 = (values[i + 1] as number) - centre;
-      const d2 = (values[i + 2] as number) - centre;
-      const d3 = (values[i + 3] as number) - centre;
-      r0 += d0 * d0;
-      r1 += d1 * d1;
-      r2 += d2 * d2;
-      r3 += d3 * d3;
+    let r0 = sq(start);
+    let r1 = sq(start + 1);
+    let r2 = sq(start + 2);
+    let r3 = sq(start + 3);
+    let r4 = sq(start + 4);
+    let r5 = sq(start + 5);
+    let r6 = sq(start + 6);
+    let r7 = sq(start + 7);
+    const end8 = start + (n - (n % 8));
+    let i = start + 8;
+    for (; i < end8; i += 8) {
+      r0 += sq(i);
+      r1 += sq(i + 1);
+      r2 += sq(i + 2);
+      r3 += sq(i + 3);
+      r4 += sq(i + 4);
+      r5 += sq(i + 5);
+      r6 += sq(i + 6);
+      r7 += sq(i + 7);
     }
-    for (; i < start + n; i++) {
-      const d = (values[i] as number) - centre;
-      r0 += d * d;
-    }
-    return r0 + r1 + (r2 + r3);
+    let s = r0 + r1 + (r2 + r3) + (r4 + r5 + (r6 + r7));
+    for (; i < start + n; i++) s += sq(i);
+    return s;
   }
   let half = n >>> 1;
   half -= half % 8;

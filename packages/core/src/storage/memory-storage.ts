@@ -274,7 +274,8 @@ export function createMemoryStorage(): Storage {
       const minute: WindowInfo = { limit: minuteD.limit, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
       const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
       if (!minuteD.allowed || !dayD.allowed) {
-        const window = !minuteD.allowed ? "minute" : "day";
+        // Report the window that binds: the one whose wait is the longer (the day when both refuse near midnight).
+        const window = !dayD.allowed && (minuteD.allowed || dayD.retryAfterMs >= minuteD.retryAfterMs) ? "day" : "minute";
         const retryAfterMs = Math.max(minuteD.retryAfterMs, dayD.retryAfterMs);
         const dayInfo: WindowInfo = dayD.allowed ? { ...day, remaining: dayD.remaining + 1 } : day;
         // A refused request changes nothing: report the allowed window as it was before this request.
@@ -329,6 +330,20 @@ export function createMemoryStorage(): Storage {
         flipped: step.flipped,
         chargeInvoiceId,
         heldForReview: step.heldForReview,
+      };
+    },
+
+    async peekLimits({ now, keyId, accountId, perMinute, perDay, windowMs }) {
+      const floor = now - windowMs;
+      const live = (windows.get(keyId) ?? []).filter((t) => t > floor);
+      const oldest = live.length >= perMinute && perMinute > 0 ? live[live.length - perMinute]! : live[0];
+      const d = days.get(accountId);
+      const today = utcDay(now);
+      const count = d && d.day === today ? d.count : 0;
+      return {
+        now,
+        minute: { limit: perMinute, remaining: Math.max(0, perMinute - live.length), resetAt: oldest === undefined ? now + windowMs : oldest + windowMs },
+        day: { limit: perDay, remaining: Math.max(0, perDay - count), resetAt: (today + 1) * 86_400_000 },
       };
     },
 

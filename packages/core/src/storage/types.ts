@@ -81,13 +81,13 @@ export interface AttemptRecord {
   readonly at: number;
   readonly statusCode: number | null;
   readonly latencyMs: number;
-  /** Null on success; otherwise a class such as `timeout`, `refused`, `blocked`, `http_status`, `network`, `redirect`. */
+  /** Null on success; otherwise a class: `http_status` (3xx included), `timeout`, `refused`, `tls`, `network`, `dns` or `blocked`. */
   readonly error: string | null;
   /** The first 2 KB of the response body. */
   readonly responseBody: string;
 }
 
-/** Delivery states: pending (attempts left), delivering (claimed by a worker), succeeded, dead. */
+/** Delivery states: pending (attempts left; leased while a worker holds it), succeeded, dead. */
 export type DeliveryStatus = "pending" | "succeeded" | "dead";
 
 /** A delivery of one event to one webhook. */
@@ -297,6 +297,11 @@ export interface Storage {
    * crossing writes `quota.warning`; an exhaustion that starts a charge writes a pending invoice.
    */
   admit(input: AdmitInput): Promise<AdmitResult>;
+  /**
+   * The key's minute window and the account's day counter as they stand, without admitting anything: for
+   * the `X-RateLimit-*` headers of requests refused before admission (inactive key, scope…). Read-only.
+   */
+  peekLimits(input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number }): Promise<{ now: number; minute: WindowInfo; day: WindowInfo }>;
   /** The usage summary: today's admitted requests, the period's counted calls and allowance, active keys. */
   usage(accountId: string, now: number, anchorDay: number, baseQuota: number, blockSize: number): Promise<UsageSnapshot>;
 

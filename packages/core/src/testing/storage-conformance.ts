@@ -107,6 +107,11 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         const u = await s.updateAccount(a.id, { tier: "enterprise", limits: { perMinute: 5 }, allowedCidrs: ["2001:db8::/32"] });
         expect(u).toMatchObject({ tier: "enterprise", limits: { perMinute: 5 }, allowedCidrs: ["2001:db8::/32"], billing: { customerRef: "cus_1" } });
         expect(await s.getAccount(a.id)).toEqual(u);
+        // A patch's limits and billing replace the stored ones whole (the admin API sends the merged result).
+        const r = await s.updateAccount(a.id, { limits: { perDay: 9 }, billing: { paymentMethodRef: "pm_1" } });
+        expect(r).toEqual({ ...u, limits: { perDay: 9 }, billing: { paymentMethodRef: "pm_1" } });
+        expect(await s.updateAccount(a.id, {})).toEqual(r);
+        expect(await s.getAccount(a.id)).toEqual(r);
         expect(await s.getAccount("acc_missing")).toBeNull();
         expect(await s.updateAccount("acc_missing", { tier: "startup" })).toBeNull();
       });
@@ -191,6 +196,72 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       });
     });
 
+    describe("keys and webhooks: guarded under concurrency", () => {
+      it("createKey never exceeds maxKeys when creations race; refused keys leave nothing behind", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["key.created"]);
+        await s.createWebhook(w, 10);
+        const ks = Array.from({ length: 12 }, () => key(a.id));
+        const results = await Promise.all(ks.map((k) => s.createKey({ key: k, hash: `race-${k.id}`, maxKeys: 3, eventId: id("evt") })));
+        expect(results.filter((r) => r === "created")).toHaveLength(3);
+        expect(results.filter((r) => r === "limit")).toHaveLength(9);
+        expect(await s.listKeys(a.id)).toHaveLength(3);
+        for (const [i, k] of ks.entries()) expect((await s.findKeyByHash(`race-${k.id}`)) !== null).toBe(results[i] === "created");
+        expect((await s.usage(a.id, T0, 1, 20, 10)).activeKeys).toBe(3);
+        expect((await drainEvents(s, T0)).filter((d) => d.webhookId === w.id)).toHaveLength(3);
+      });
+
+      it("createWebhook never exceeds maxWebhooks when creations race", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const results = await Promise.all(Array.from({ length: 12 }, () => s.createWebhook(webhook(a.id, ["key.created"]), 2)));
+        expect(results.filter((r) => r === "created")).toHaveLength(2);
+        expect(await s.listWebhooks(a.id)).toHaveLength(2);
+      });
+
+      it("racing revocations write key.revoked once and all report the first revocation time", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["key.revoked"]);
+        await s.createWebhook(w, 10);
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const results = await Promise.all(Array.from({ length: 6 }, (_, i) => s.revokeKey({ accountId: a.id, keyId: k.id, now: T0 + 1 + i, eventId: id("evt") })));
+        const times = new Set(results.map((r) => r?.revokedAt));
+        expect(times.size).toBe(1);
+        expect(results.every((r) => r !== null && r.isActive === false)).toBe(true);
+        expect((await s.usage(a.id, T0 + 10, 1, 20, 10)).activeKeys).toBe(0);
+        expect((await drainEvents(s, T0 + 10)).filter((d) => d.webhookId === w.id)).toHaveLength(1);
+      });
+
+      it("racing rotations leave exactly one working hash, the key shows that rotation's prefix, one key.rotated each", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["key.rotated"]);
+        await s.createWebhook(w, 10);
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `old-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const n = 6;
+        const results = await Promise.all(
+          Array.from({ length: n }, (_, i) => s.rotateKey({ accountId: a.id, keyId: k.id, newHash: `new${i}-${k.id}`, newPrefix: `svc_live_r${i}${i}`, now: T0 + 5, eventId: id("evt") })),
+        );
+        const rotated = results.flatMap((r, i) => (r === null ? [] : [i]));
+        expect(rotated.length).toBeGreaterThan(0);
+        expect((await s.findKeyByHash(`old-${k.id}`))?.retired).toBe(true);
+        const working: number[] = [];
+        for (let i = 0; i < n; i++) {
+          const found = await s.findKeyByHash(`new${i}-${k.id}`);
+          // A rotation that reported failure must not have installed its hash.
+          if (!rotated.includes(i)) expect(found).toBeNull();
+          else if (found && !found.retired) working.push(i);
+        }
+        expect(working).toHaveLength(1);
+        expect((await s.getKey(a.id, k.id))?.prefix).toBe(`svc_live_r${working[0]}${working[0]}`);
+        expect((await drainEvents(s, T0 + 10)).filter((d) => d.webhookId === w.id)).toHaveLength(rotated.length);
+      });
+    });
+
     describe("admit: rate limits", () => {
       it("the sliding window admits `limit` in any 60 s span and gives the exact retry time", async () => {
         const a = account();
@@ -229,6 +300,38 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect((await s.admit(admitInput(a.id, k1.id, next, lim))).kind).toBe("rate_limited");
         expect(await s.admit(admitInput(a.id, k1.id, midnight, lim))).toMatchObject({ kind: "allowed", day: { remaining: 2 } });
         expect((await s.usage(a.id, midnight, 1, 100, 10)).today).toBe(1);
+      });
+
+      it("when the minute and the day both refuse, the day is reported as the binding window", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const lim = { perMinute: 2, perDay: 2 };
+        await s.admit(admitInput(a.id, k.id, T0, lim));
+        await s.admit(admitInput(a.id, k.id, T0 + 1, lim));
+        const r = await s.admit(admitInput(a.id, k.id, T0 + 2, lim));
+        expect(r).toMatchObject({ kind: "rate_limited", window: "day", retryAfterMs: Date.UTC(2026, 10, 17) - (T0 + 2) });
+      });
+
+      it("peekLimits reports the windows as they stand and admits nothing", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const lim = { perMinute: 3, perDay: 10 };
+        const fresh = await s.peekLimits({ now: T0, keyId: k.id, accountId: a.id, windowMs: 60_000, ...lim });
+        expect(fresh).toMatchObject({ minute: { limit: 3, remaining: 3, resetAt: T0 + 60_000 }, day: { limit: 10, remaining: 10, resetAt: Date.UTC(2026, 10, 17) } });
+        await s.admit(admitInput(a.id, k.id, T0 + 1000, lim));
+        await s.admit(admitInput(a.id, k.id, T0 + 2000, lim));
+        for (let i = 0; i < 5; i++) await s.peekLimits({ now: T0 + 3000, keyId: k.id, accountId: a.id, windowMs: 60_000, ...lim });
+        const after = await s.peekLimits({ now: T0 + 3000, keyId: k.id, accountId: a.id, windowMs: 60_000, ...lim });
+        expect(after).toMatchObject({ minute: { remaining: 1, resetAt: T0 + 61_000 }, day: { remaining: 8 } });
+        expect((await s.admit(admitInput(a.id, k.id, T0 + 4000, lim))).kind).toBe("allowed");
+        expect((await s.admit(admitInput(a.id, k.id, T0 + 5000, lim))).kind).toBe("rate_limited");
+        const full = await s.peekLimits({ now: T0 + 5000, keyId: k.id, accountId: a.id, windowMs: 60_000, ...lim });
+        expect(full.minute).toEqual({ limit: 3, remaining: 0, resetAt: T0 + 61_000 });
+        expect((await s.usage(a.id, T0 + 5000, 1, 100, 10)).today).toBe(3);
       });
 
       it("300 concurrent requests admit exactly the per-minute limit", async () => {
@@ -306,6 +409,9 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect(await s.listInvoices(a.id)).toHaveLength(1);
         const warnings = results.filter((r) => r.kind === "allowed" && r.quota?.warned !== null);
         expect(warnings).toHaveLength(1);
+        // The outbox agrees: one quota.warning written, not one per racing request.
+        const written = (await drainEvents(s, T0 + 10)).map((d) => JSON.parse(d.body)).filter((b) => b.account_id === a.id);
+        expect(written.map((b) => b.type)).toEqual(["quota.warning"]);
       });
 
       it("a paid charge adds a block, reopens access, and writes quota.exhausted then invoice.paid", async () => {
@@ -363,11 +469,148 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect(inv).toMatchObject({ status: "pending", block: 1, attempt: 2 });
       });
 
+      it("an account that keeps paying is never held for review: the cap counts attempts since the last success", async () => {
+        const { a, k } = await liveKey();
+        const plan = (): NonNullable<AdmitInput["quota"]> => quota({ baseQuota: 2, blockSize: 1, maxAutoCharges: 2 });
+        let t = T0;
+        for (let round = 1; round <= 3; round++) {
+          // Use the allowance up, then the next request must start a charge.
+          let charged: string | null = null;
+          for (let i = 0; i < 5 && charged === null; i++) {
+            const r = await s.admit(admitInput(a.id, k.id, (t += 1), { quota: plan() }));
+            if (r.kind === "quota_exhausted") {
+              expect(r.heldForReview).toBe(false);
+              charged = r.chargeInvoiceId;
+            }
+          }
+          expect(charged, `round ${round} started no charge`).toBeTruthy();
+          const claim = (await s.claimCharges({ now: (t += 1), leaseMs: 60_000, limit: 50 })).find((c) => c.invoice.id === charged)!;
+          expect(await s.settleCharge({ invoiceId: claim.invoice.id, leaseToken: claim.leaseToken, outcome: { status: "paid", processorRef: `pi_${round}`, at: (t += 1) }, eventIds: { exhausted: id("evt"), result: id("evt") } })).toBe(true);
+        }
+        expect((await s.usage(a.id, t, 1, 2, 1)).allowance).toBe(5);
+      });
+
       it("a new billing period starts from zero", async () => {
         const { a, k } = await liveKey();
         for (let i = 0; i < 21; i++) await s.admit(admitInput(a.id, k.id, T0 + i, { quota: quota() }));
         const dec = Date.UTC(2026, 11, 1, 0, 0, 1);
         expect(await s.admit(admitInput(a.id, k.id, dec, { quota: quota() }))).toMatchObject({ kind: "allowed", quota: { used: 1, allowance: 20, periodStart: Date.UTC(2026, 11, 1) } });
+      });
+
+      /** Claims charges at `now` until this invoice comes up (the suite's store is shared), or returns null. */
+      async function claimInvoice(invoiceId: string, now: number, leaseMs = 60_000): Promise<{ leaseToken: string } | null> {
+        for (let round = 0; round < 20; round++) {
+          const got = await s.claimCharges({ now, leaseMs, limit: 50 });
+          const mine = got.find((c) => c.invoice.id === invoiceId);
+          if (mine) return mine;
+          if (got.length === 0) return null;
+        }
+        return null;
+      }
+
+      it("a rate-limited request counts nothing: neither today nor the quota", async () => {
+        const { a, k } = await liveKey();
+        const kinds: string[] = [];
+        for (let i = 0; i < 5; i++) kinds.push((await s.admit(admitInput(a.id, k.id, T0 + i, { perMinute: 2, quota: quota() }))).kind);
+        expect(kinds).toEqual(["allowed", "allowed", "rate_limited", "rate_limited", "rate_limited"]);
+        expect(await s.usage(a.id, T0 + 10, 1, 20, 10)).toMatchObject({ today: 2, month: 2, exhausted: false });
+      });
+
+      it("a quota refusal still takes a minute slot and counts today (the contract of AdmitResult)", async () => {
+        const { a, k } = await liveKey();
+        const kinds: string[] = [];
+        for (let i = 0; i < 5; i++) kinds.push((await s.admit(admitInput(a.id, k.id, T0 + i, { perMinute: 4, quota: quota({ baseQuota: 2 }) }))).kind);
+        expect(kinds).toEqual(["allowed", "allowed", "quota_exhausted", "quota_exhausted", "rate_limited"]);
+        expect(await s.usage(a.id, T0 + 10, 1, 2, 10)).toMatchObject({ today: 4, month: 2, exhausted: true });
+      });
+
+      it("billing periods: the first millisecond of a month starts the next period; an anchor day moves the boundary", async () => {
+        const { a, k } = await liveKey();
+        const lastMs = Date.UTC(2026, 10, 30, 23, 59, 59, 999);
+        expect(await s.admit(admitInput(a.id, k.id, lastMs, { quota: quota() }))).toMatchObject({
+          kind: "allowed",
+          quota: { used: 1, periodStart: Date.UTC(2026, 10, 1), periodEnd: Date.UTC(2026, 11, 1) },
+        });
+        expect(await s.admit(admitInput(a.id, k.id, lastMs + 1, { quota: quota() }))).toMatchObject({
+          kind: "allowed",
+          quota: { used: 1, periodStart: Date.UTC(2026, 11, 1), periodEnd: Date.UTC(2027, 0, 1) },
+        });
+        const b = await liveKey();
+        const q15 = (): NonNullable<AdmitInput["quota"]> => quota({ anchorDay: 15 });
+        const boundary = Date.UTC(2026, 10, 15);
+        expect(await s.admit(admitInput(b.a.id, b.k.id, boundary - 1, { quota: q15() }))).toMatchObject({
+          quota: { used: 1, periodStart: Date.UTC(2026, 9, 15), periodEnd: boundary },
+        });
+        expect(await s.admit(admitInput(b.a.id, b.k.id, boundary, { quota: q15() }))).toMatchObject({
+          quota: { used: 1, periodStart: boundary, periodEnd: Date.UTC(2026, 11, 15) },
+        });
+        expect(await s.usage(b.a.id, boundary + 5, 15, 20, 10)).toMatchObject({ month: 1, periodStart: boundary, periodEnd: Date.UTC(2026, 11, 15) });
+      });
+
+      it("a settlement is final: a replay, or a settlement under a lease that ran out, changes nothing", async () => {
+        const { a, k } = await liveKey();
+        let invoiceId = "";
+        for (let i = 0; i < 21; i++) {
+          const r = await s.admit(admitInput(a.id, k.id, T0 + i, { quota: quota() }));
+          if (r.kind === "quota_exhausted" && r.chargeInvoiceId) invoiceId = r.chargeInvoiceId;
+        }
+        expect(invoiceId).not.toBe("");
+        await drainEvents(s, T0 + 50);
+        const first = await claimInvoice(invoiceId, T0 + 100, 1000);
+        expect(first).not.toBeNull();
+        expect(await claimInvoice(invoiceId, T0 + 1099, 1000)).toBeNull();
+        // The lease ran out (a worker died mid-charge): another claim gets it, under a new token.
+        const second = await claimInvoice(invoiceId, T0 + 1100, 60_000);
+        expect(second).not.toBeNull();
+        expect(second!.leaseToken).not.toBe(first!.leaseToken);
+        const paid = { status: "paid", processorRef: "pi_final", at: T0 + 1200 } as const;
+        expect(await s.settleCharge({ invoiceId, leaseToken: first!.leaseToken, outcome: paid, eventIds: { exhausted: id("evt"), result: id("evt") } })).toBe(false);
+        expect(await s.settleCharge({ invoiceId, leaseToken: second!.leaseToken, outcome: paid, eventIds: { exhausted: id("evt"), result: id("evt") } })).toBe(true);
+        expect(await s.settleCharge({ invoiceId, leaseToken: second!.leaseToken, outcome: paid, eventIds: { exhausted: id("evt"), result: id("evt") } })).toBe(false);
+        expect(await s.settleCharge({ invoiceId, leaseToken: second!.leaseToken, outcome: { status: "failed", processorRef: "pi_x", reason: "card_declined", at: T0 + 1300 }, eventIds: { exhausted: id("evt"), result: id("evt") } })).toBe(false);
+        expect(await claimInvoice(invoiceId, T0 + 10_000_000)).toBeNull();
+        expect(await s.usage(a.id, T0 + 2000, 1, 20, 10)).toMatchObject({ allowance: 30, exhausted: false });
+        expect(await s.listInvoices(a.id)).toMatchObject([{ id: invoiceId, status: "paid", processorRef: "pi_final", resolvedAt: T0 + 1200 }]);
+        const ev = (await drainEvents(s, T0 + 2000)).map((d) => JSON.parse(d.body)).filter((b) => b.account_id === a.id);
+        expect(ev.map((b) => b.type)).toEqual(["quota.exhausted", "invoice.paid"]);
+      });
+
+      it("a later attempt at the same block writes only its invoice event, not a second quota.exhausted", async () => {
+        const { a, k } = await liveKey();
+        let firstId = "";
+        for (let i = 0; i < 21; i++) {
+          const r = await s.admit(admitInput(a.id, k.id, T0 + i, { quota: quota() }));
+          if (r.kind === "quota_exhausted" && r.chargeInvoiceId) firstId = r.chargeInvoiceId;
+        }
+        const first = await claimInvoice(firstId, T0 + 100);
+        await s.settleCharge({ invoiceId: firstId, leaseToken: first!.leaseToken, outcome: { status: "failed", processorRef: "pi_f1", reason: "card_declined", at: T0 + 100 }, eventIds: { exhausted: id("evt"), result: id("evt") } });
+        await drainEvents(s, T0 + 200);
+        const later = T0 + 100 + 3_600_000;
+        const retry = await s.admit(admitInput(a.id, k.id, later, { quota: quota() }));
+        expect(retry).toMatchObject({ kind: "quota_exhausted", flipped: false });
+        const secondId = retry.kind === "quota_exhausted" ? retry.chargeInvoiceId : null;
+        expect(secondId).not.toBeNull();
+        const second = await claimInvoice(secondId!, later + 1);
+        expect(await s.settleCharge({ invoiceId: secondId!, leaseToken: second!.leaseToken, outcome: { status: "paid", processorRef: "pi_p2", at: later + 2 }, eventIds: { exhausted: id("evt"), result: id("evt") } })).toBe(true);
+        const ev = (await drainEvents(s, later + 10)).map((d) => JSON.parse(d.body)).filter((b) => b.account_id === a.id);
+        expect(ev.map((b) => b.type)).toEqual(["invoice.paid"]);
+        expect(await s.admit(admitInput(a.id, k.id, later + 20, { quota: quota() }))).toMatchObject({ kind: "allowed", quota: { used: 21, allowance: 30 } });
+      });
+
+      it("after maxAutoCharges automatic attempts the account is held for review; requestCharge still starts one", async () => {
+        const { a, k } = await liveKey();
+        const capped = (): NonNullable<AdmitInput["quota"]> => quota({ maxAutoCharges: 1 });
+        let firstId = "";
+        for (let i = 0; i < 21; i++) {
+          const r = await s.admit(admitInput(a.id, k.id, T0 + i, { quota: capped() }));
+          if (r.kind === "quota_exhausted" && r.chargeInvoiceId) firstId = r.chargeInvoiceId;
+        }
+        const first = await claimInvoice(firstId, T0 + 100);
+        await s.settleCharge({ invoiceId: firstId, leaseToken: first!.leaseToken, outcome: { status: "failed", processorRef: "pi_f1", reason: "card_declined", at: T0 + 100 }, eventIds: { exhausted: id("evt"), result: id("evt") } });
+        const later = T0 + 100 + 3_600_000;
+        expect(await s.admit(admitInput(a.id, k.id, later, { quota: capped() }))).toMatchObject({ kind: "quota_exhausted", chargeInvoiceId: null, heldForReview: true });
+        expect(await s.listInvoices(a.id)).toHaveLength(1);
+        expect(await s.requestCharge({ accountId: a.id, now: later + 1, anchorDay: 1, invoiceId: id("inv"), blockPrice: 1000, currency: "usd" })).toMatchObject({ status: "pending", block: 1, attempt: 2 });
       });
     });
 
@@ -460,6 +703,57 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         const got = (await drainEvents(s, T0)).filter((d) => d.webhookId === w.id);
         expect(got).toHaveLength(1);
         expect(JSON.parse(got[0]!.body)).toEqual({ id: evId, type: "quota.warning", account_id: a.id, created_at: new Date(T0).toISOString(), data: { calls_used: 1, monthly_limit: 2, threshold: 1, period_start: "x", period_end: "y" } });
+      });
+
+      it("an expired delivery lease is claimed again as the same attempt; the old token can no longer complete it", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["key.created"]);
+        await s.createWebhook(w, 10);
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const now = T0 + 500_000;
+        const claimMine = async (at: number) => (await s.claimDeliveries({ now: at, leaseMs: 1000, limit: 100, perWebhook: 100 })).find((d) => d.webhookId === w.id);
+        const first = await claimMine(now);
+        expect(first?.attempt).toBe(1);
+        expect(await claimMine(now + 999)).toBeUndefined();
+        const again = await claimMine(now + 1000);
+        expect(again).toMatchObject({ deliveryId: first!.deliveryId, attempt: 1, body: first!.body });
+        expect(again!.leaseToken).not.toBe(first!.leaseToken);
+        const ok = { attempt: 1, at: now + 1000, statusCode: 200, latencyMs: 5, error: null, responseBody: "" };
+        expect(await s.completeDelivery({ deliveryId: first!.deliveryId, leaseToken: first!.leaseToken, attempt: ok, next: { status: "succeeded" } })).toBe(false);
+        expect(await s.completeDelivery({ deliveryId: again!.deliveryId, leaseToken: again!.leaseToken, attempt: ok, next: { status: "succeeded" } })).toBe(true);
+        expect(await s.completeDelivery({ deliveryId: again!.deliveryId, leaseToken: again!.leaseToken, attempt: ok, next: { status: "succeeded" } })).toBe(false);
+        expect(await s.listDeliveries(a.id, w.id, 10)).toMatchObject([{ status: "succeeded", attempts: 1, attemptLog: [ok] }]);
+      });
+
+      it("outbox: an event is delivered to the webhooks subscribed when it was written, not to one created later", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const k1 = key(a.id);
+        await s.createKey({ key: k1, hash: `h-${k1.id}`, maxKeys: 5, eventId: id("evt") });
+        const w = webhook(a.id, ["key.created"]);
+        await s.createWebhook(w, 10);
+        expect((await drainEvents(s, T0 + 5)).filter((d) => d.webhookId === w.id)).toHaveLength(0);
+        const k2 = key(a.id);
+        await s.createKey({ key: k2, hash: `h-${k2.id}`, maxKeys: 5, eventId: id("evt") });
+        const got = (await drainEvents(s, T0 + 5)).filter((d) => d.webhookId === w.id);
+        expect(got.map((d) => JSON.parse(d.body).data.key_id)).toEqual([k2.id]);
+      });
+
+      it("listDeliveries is newest first within its limit; claimDeliveries returns at most `limit`", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["quota.warning"]);
+        await s.createWebhook(w, 10);
+        const ids: string[] = [];
+        for (let i = 1; i <= 3; i++) {
+          const evId = id("evt");
+          ids.push(evId);
+          await s.emitEvent({ id: evId, type: "quota.warning", accountId: a.id, createdAt: new Date(T0 + i).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, T0 + i);
+        }
+        expect((await s.listDeliveries(a.id, w.id, 2)).map((d) => d.eventId)).toEqual([ids[2], ids[1]]);
+        expect(await s.claimDeliveries({ now: T0 + 10, leaseMs: 60_000, limit: 2, perWebhook: 100 })).toHaveLength(2);
       });
     });
 

@@ -1,0 +1,50 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BadRequestError, bridgeRequest } from "./bridge-request.ts";
+
+function incoming(url: string, host = "127.0.0.1:8080"): IncomingMessage {
+  return { url, method: "GET", rawHeaders: ["Host", host], socket: {} } as unknown as IncomingMessage;
+}
+const outgoing = {} as ServerResponse;
+
+describe("bridgeRequest URL building", () => {
+  it("matches the WHATWG URL parser for any request target, fast path or not", () => {
+    const alphabet = fc.constantFrom(..."/./..%2e%2E?#&=;:@!$'()*+,~_-aZ09 \"<>`{}|\\^[]é%zz%41".split(""));
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 24 }), (chars) => {
+        const target = `/${chars.join("")}`;
+        let expected: string;
+        try {
+          expected = new URL(`http://127.0.0.1:8080${target}`).href;
+        } catch {
+          expect(() => bridgeRequest(incoming(target), outgoing)).toThrow(BadRequestError);
+          return;
+        }
+        expect(bridgeRequest(incoming(target), outgoing).url).toBe(expected);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("normalises the Host like the URL parser (case, default port) and refuses hosts with paths", () => {
+    expect(bridgeRequest(incoming("/x", "Example.COM:80"), outgoing).url).toBe("http://example.com/x");
+    expect(bridgeRequest(incoming("/x", "[::1]:3000"), outgoing).url).toBe("http://[::1]:3000/x");
+    for (const host of ["a.com/b", "a@b", "a b", "a.com?x", "a.com#x", "[::1"]) {
+      expect(() => bridgeRequest(incoming("/", host), outgoing)).toThrow(BadRequestError);
+    }
+  });
+
+  it("takes absolute-form targets as they are and refuses other schemes", () => {
+    expect(bridgeRequest(incoming("http://other.example/p?q"), outgoing).url).toBe("http://other.example/p?q");
+    expect(() => bridgeRequest(incoming("file:///etc/passwd"), outgoing)).toThrow(BadRequestError);
+  });
+
+  it("falls back to localhost when an HTTP/1.0 client sends no Host", () => {
+    const request = bridgeRequest(
+      { url: "/old", method: "GET", rawHeaders: [], socket: {} } as unknown as IncomingMessage,
+      outgoing,
+    );
+    expect(request.url).toBe("http://localhost/old");
+  });
+});

@@ -1,0 +1,131 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { BadRequestError, bridgeRequest, releaseRequestBody } from "./bridge-request.ts";
+import { NativeResponse, nativeResponse, simpleResponseParts } from "./bridge-response.ts";
+import { bridgeWrite } from "./bridge-write.ts";
+
+/** What the adapter tells a handler about the connection besides the Request. */
+export interface RequestContext {
+  /** The peer's IP address (IPv4-mapped IPv6 addresses are given as plain IPv4), or "" if unknown. */
+  clientAddress: string;
+}
+
+/** A Web-standard request handler, such as `createApp(…).fetch`. */
+export type FetchHandler = (request: Request, context: RequestContext) => Response | Promise<Response>;
+
+/** How the bridge reports failures and learns that the server is shutting down. */
+export interface BridgeOptions {
+  /** Called with every error thrown by the handler or while writing; defaults to console.error. */
+  onError?: (error: unknown) => void;
+  /** Read on every response: once `closing` is true, responses carry `Connection: close`. */
+  state?: { closing: boolean };
+}
+
+const INTERNAL_ERROR = '{"detail":"internal error","code":"internal","status":500}';
+const BAD_REQUEST = '{"detail":"malformed request line or Host header","code":"request.invalid","status":400}';
+
+function writeJson(outgoing: ServerResponse, status: number, body: string): void {
+  if (outgoing.headersSent) {
+    // Half a response is already on the wire: cutting the connection is the only honest signal.
+    outgoing.destroy();
+    return;
+  }
+  if (outgoing.destroyed) return;
+  outgoing.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+  });
+  outgoing.end(body);
+}
+
+function clientAddress(incoming: IncomingMessage): string {
+  const address = incoming.socket?.remoteAddress;
+  if (address === undefined) return "";
+  // A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d; allow-lists are written in plain IPv4.
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}
+
+interface Server {
+  onError: (error: unknown) => void;
+  state: { closing: boolean };
+}
+
+// Module-level functions rather than per-request closures: the static route allocates nothing here.
+function fail(server: Server, outgoing: ServerResponse, request: Request, error: unknown): void {
+  server.onError(error);
+  writeJson(outgoing, 500, INTERNAL_ERROR);
+  releaseRequestBody(request);
+}
+
+function respond(server: Server, incoming: IncomingMessage, outgoing: ServerResponse, request: Request, response: unknown): void {
+  if (!(response instanceof NativeResponse)) {
+    fail(server, outgoing, request, new TypeError(`the fetch handler returned ${typeof response}, not a Response`));
+    return;
+  }
+  if (outgoing.destroyed) {
+    // The client is gone; let go of a streamed body so its producer stops (a simple one holds nothing).
+    if (simpleResponseParts(response) === undefined) {
+      const native = nativeResponse(response);
+      if (!native.bodyUsed) native.body?.cancel().catch(() => {});
+    }
+    releaseRequestBody(request);
+    return;
+  }
+  if (server.state.closing) outgoing.shouldKeepAlive = false;
+  let writing: Promise<void> | undefined;
+  try {
+    writing = bridgeWrite(response, outgoing, incoming.method === "HEAD");
+  } catch (error) {
+    fail(server, outgoing, request, error);
+    return;
+  }
+  if (writing === undefined) releaseRequestBody(request);
+  else
+    writing.then(
+      () => releaseRequestBody(request),
+      (error: unknown) => fail(server, outgoing, request, error),
+    );
+}
+
+/** A node:http request listener that runs a fetch handler through the lean Request/Response bridge. */
+export function bridge(
+  fetch: FetchHandler,
+  options: BridgeOptions = {},
+): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
+  const server: Server = {
+    onError: options.onError ?? ((error: unknown): void => console.error(error)),
+    state: options.state ?? { closing: false },
+  };
+
+  return (incoming, outgoing) => {
+    let request: Request;
+    try {
+      request = bridgeRequest(incoming, outgoing);
+    } catch (error) {
+      outgoing.shouldKeepAlive = false;
+      if (error instanceof BadRequestError) {
+        writeJson(outgoing, 400, BAD_REQUEST);
+      } else {
+        server.onError(error);
+        writeJson(outgoing, 500, INTERNAL_ERROR);
+      }
+      return;
+    }
+
+    let result: Response | Promise<Response>;
+    try {
+      result = fetch(request, { clientAddress: clientAddress(incoming) });
+    } catch (error) {
+      fail(server, outgoing, request, error);
+      return;
+    }
+    // A Response straight back (a static route) is written in this same tick, no promise in between.
+    if (result instanceof NativeResponse) {
+      respond(server, incoming, outgoing, request, result);
+    } else {
+      Promise.resolve(result).then(
+        (response) => respond(server, incoming, outgoing, request, response),
+        (error: unknown) => fail(server, outgoing, request, error),
+      );
+    }
+  };
+}

@@ -1,0 +1,36 @@
+/** Command-line parsing shared by the benchdata commands: flags, env fallbacks, and usage errors. */
+import { parseArgs } from "node:util";
+
+/** A mistake in how a command was called: printed with the command's usage, exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** The storage URL: --db, then BENCHDATA_DB, then the embedded default. */
+export function dbUrl(flag: string | undefined, fallback = "sqlite:./benchdata.db"): string {
+  return flag ?? process.env.BENCHDATA_DB ?? fallback;
+}
+
+/** Parses `argv` with the given string/boolean options; unknown flags are usage errors. */
+export function parse<T extends Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }>>(
+  argv: string[],
+  options: T,
+  positionals = 0,
+): { values: { [K in keyof T]?: T[K]["type"] extends "boolean" ? boolean : string }; positionals: string[] } {
+  try {
+    const r = parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
+    if (r.positionals.length > positionals) throw new UsageError(`unexpected argument "${r.positionals[positionals]}"`);
+    return r as never;
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(e instanceof Error ? e.message.replace(/^TypeError \[\w+\]: /, "") : String(e));
+  }
+}
+
+/** An integer flag within bounds, or a usage error naming it. */
+export function intFlag(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${value}"`);
+  return n;
+}

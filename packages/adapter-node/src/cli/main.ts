@@ -1,0 +1,188 @@
+/** The `benchdata` command: serve, demo, migrate, accounts, keys, import. */
+import { jsonLogger, redact } from "@benchdata/core";
+import { installShutdown } from "../serve.ts";
+import { dbUrl, intFlag, parse, UsageError } from "./args.ts";
+import { ConfigError, loadConfig } from "./config-file.ts";
+import { openDb, startService } from "./runtime.ts";
+import { adminCall } from "./admin-call.ts";
+import { runImport } from "./import-command.ts";
+import { runDemo } from "./demo.ts";
+
+const USAGE: Record<string, string> = {
+  main: `benchdata — the Benchmark Data Service
+
+Usage: benchdata <command> [options]
+
+Commands:
+  serve              run the HTTP service (migrations run on start)
+  demo               start on the embedded default with a seeded demo account, key and query
+  migrate            create or upgrade the database schema
+  accounts create    create an account and print {account_id, tier, session_token}
+  keys create        create an API key for an account and print it (the raw key is shown once)
+  import FILE        load live observations from CSV or NDJSON, all or nothing
+
+Every command takes --db URL (sqlite:PATH, postgres://…, memory:; env BENCHDATA_DB;
+default sqlite:./benchdata.db) and --help.`,
+  serve: `Usage: benchdata serve [--port N] [--host H] [--db URL] [--config FILE]
+
+  --port N       port to listen on (env PORT; default 8787)
+  --host H       address to listen on (default 0.0.0.0)
+  --db URL       sqlite:PATH (default sqlite:./benchdata.db), postgres://…, or memory:
+  --config FILE  JSON config (env BENCHDATA_CONFIG); unknown keys or wrong types stop the start
+The admin API is on only when BENCHDATA_ADMIN_TOKEN is set. SIGTERM drains requests and stops cleanly.`,
+  demo: `Usage: benchdata demo [--port N] [--host H] [--db URL]
+
+Starts the service (default --db sqlite:./benchdata-demo.db, port 8787), creates a demo account with a
+test key, queries it through the whole pipeline and prints the answer and curl lines to try.`,
+  migrate: `Usage: benchdata migrate [--db URL]
+
+Creates or upgrades the schema. Safe to run while other instances start.`,
+  accounts: `Usage: benchdata accounts create --name NAME --tier developer|startup|growth|enterprise [--db URL] [--config FILE]
+
+Prints {"account_id", "tier", "session_token"}; the session token is shown once.`,
+  keys: `Usage: benchdata keys create --account ACC_ID --name NAME --environment live|test --scopes S1,S2 [--db URL] [--config FILE]
+
+Prints the key record with "raw_key" (shown once). Scopes must be permitted by the account's tier.`,
+  import: `Usage: benchdata import FILE [--db URL] [--format csv|ndjson]
+
+Loads rows of business_id, category, segment, period, metric, value (CSV with a header row, or
+NDJSON). All or nothing: a bad row fails the import with its line number and changes nothing.
+Each (category, period) in the file replaces what was stored for it.`,
+};
+
+function out(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+async function serveCommand(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
+  if (values.help) return help("serve");
+  const logger = jsonLogger((line) => process.stdout.write(`${line}\n`));
+  const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
+  const port = intFlag("port", values.port ?? process.env.PORT, 8787, 0, 65535);
+  const db = dbUrl(values.db);
+  const running = await startService({ db, config, port, host: values.host ?? "0.0.0.0", adminToken: process.env.BENCHDATA_ADMIN_TOKEN || null,
+    logger,
+    clockOffsetMs: Number(process.env.BENCHDATA_CLOCK_OFFSET_MS ?? 0) || 0,
+  });
+  logger.info("listening", { url: running.url, port: running.port, db: redactDb(db), admin_api: Boolean(process.env.BENCHDATA_ADMIN_TOKEN) });
+  installShutdown(running.handle, (m) => logger.info(m));
+  return new Promise<number>(() => {});
+}
+
+/** A database URL without its password, for logs. */
+export function redactDb(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");
+}
+
+function help(command: string): number {
+  process.stdout.write(`${USAGE[command] ?? USAGE.main}\n`);
+  return 0;
+}
+
+async function migrateCommand(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { db: { type: "string" } });
+  if (values.help) return help("migrate");
+  const db = dbUrl(values.db);
+  const started = Date.now();
+  process.stderr.write(`migrating ${redactDb(db)}…\n`);
+  const storage = await openDb(db);
+  await storage.close();
+  process.stderr.write(`schema is up to date (${Date.now() - started} ms)\n`);
+  return 0;
+}
+
+async function accountsCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === "--help" || sub === "-h" || sub === undefined) return help("accounts");
+  if (sub !== "create") throw new UsageError(`unknown accounts command "${sub}"`);
+  const { values } = parse(rest, { name: { type: "string" }, tier: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
+  if (values.help) return help("accounts");
+  if (!values.name) throw new UsageError("--name is required");
+  if (!values.tier) throw new UsageError("--tier is required");
+  const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
+  const body = await adminCall({ db: dbUrl(values.db), config }, async (call) => call("POST", "/api/v1/admin/accounts", { name: values.name, tier: values.tier }));
+  out(body);
+  return 0;
+}
+
+async function keysCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === "--help" || sub === "-h" || sub === undefined) return help("keys");
+  if (sub !== "create") throw new UsageError(`unknown keys command "${sub}"`);
+  const { values } = parse(rest, {
+    account: { type: "string" },
+    name: { type: "string" },
+    environment: { type: "string" },
+    env: { type: "string" },
+    scopes: { type: "string" },
+    db: { type: "string" },
+    config: { type: "string" },
+  });
+  if (values.help) return help("keys");
+  for (const flag of ["account", "name", "scopes"] as const) if (!values[flag]) throw new UsageError(`--${flag} is required`);
+  const environment = values.environment ?? values.env;
+  if (!environment) throw new UsageError("--environment is required (live or test)");
+  const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
+  const scopes = values.scopes!.split(",").map((s) => s.trim()).filter(Boolean);
+  const body = await adminCall({ db: dbUrl(values.db), config }, async (call) => {
+    const session = (await call("POST", `/api/v1/admin/accounts/${encodeURIComponent(values.account!)}/sessions`, {})) as { session_token: string };
+    return call("POST", "/api/v1/console/keys", { name: values.name, environment, scopes }, session.session_token);
+  });
+  out(body);
+  return 0;
+}
+
+async function importCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { db: { type: "string" }, format: { type: "string" } }, 1);
+  if (values.help) return help("import");
+  const file = positionals[0];
+  if (!file) throw new UsageError("the FILE to import is required");
+  if (values.format !== undefined && values.format !== "csv" && values.format !== "ndjson") throw new UsageError(`--format must be csv or ndjson, got "${values.format}"`);
+  return runImport({ file, db: dbUrl(values.db), format: values.format as "csv" | "ndjson" | undefined });
+}
+
+async function demoCommand(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, db: { type: "string" } });
+  if (values.help) return help("demo");
+  return runDemo({
+    db: dbUrl(values.db, "sqlite:./benchdata-demo.db"),
+    port: intFlag("port", values.port ?? process.env.PORT, 8787, 0, 65535),
+    host: values.host ?? "127.0.0.1",
+  });
+}
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  serve: serveCommand,
+  demo: demoCommand,
+  migrate: migrateCommand,
+  accounts: accountsCommand,
+  keys: keysCommand,
+  import: importCommand,
+};
+
+/** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") return help("main");
+  if (command === "--version" || command === "-v") {
+    process.stdout.write("benchdata 0.1.0\n");
+    return 0;
+  }
+  const run = COMMANDS[command];
+  try {
+    if (!run) throw new UsageError(`unknown command "${command}"`);
+    return await run(rest);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`benchdata ${command}: ${e.message}\n\n${USAGE[command] ?? USAGE.main}\n`);
+      return 2;
+    }
+    if (e instanceof ConfigError) {
+      process.stderr.write(`benchdata ${command}: ${e.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`benchdata ${command}: ${redact(e instanceof Error ? e.message : String(e))}\n`);
+    return 1;
+  }
+}

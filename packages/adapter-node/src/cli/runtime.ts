@@ -1,0 +1,97 @@
+/**
+ * Wires a running benchdata: storage from a URL, the HTTP app, the webhook delivery and billing workers,
+ * and the node:http server, with one shutdown path (drain requests, stop workers, close storage).
+ */
+import type { Clock, Logger, ServiceConfig, Storage } from "@benchdata/core";
+import { createBillingWorker, createDeliveryWorker, createMemoryStorage, cryptoRandom, makeWebhookUrlChecker, sendTestEvent, simulatedProcessor, systemClock } from "@benchdata/core";
+import type { PaymentProcessor } from "@benchdata/core";
+import { createApp } from "@benchdata/core/http";
+import { openStorage } from "@benchdata/storage-kysely";
+import { serve } from "../serve.ts";
+import type { ServeHandle } from "../serve.ts";
+import { nodeResolve, nodeTransport } from "../webhook-transport.ts";
+import { stripeProcessor } from "../stripe-processor.ts";
+
+/** Opens the storage a `--db` URL names (`memory:`, `sqlite:PATH`, `postgres://…`) and migrates it. */
+export async function openDb(url: string, logger?: Logger): Promise<Storage> {
+  const storage: Storage = url === "memory:" || url === "memory" ? createMemoryStorage() : await openStorage(url, logger ? { logger } : {});
+  await storage.migrate();
+  return storage;
+}
+
+/** The payment processor the config chooses. */
+export function processorFor(config: ServiceConfig): PaymentProcessor {
+  if (config.billing.processor === "stripe") {
+    const secretKey = process.env[config.billing.stripe.secretKeyEnv];
+    if (!secretKey) throw new Error(`billing.processor is "stripe" but ${config.billing.stripe.secretKeyEnv} is not set`);
+    return stripeProcessor({ apiBase: config.billing.stripe.apiBase, secretKey });
+  }
+  return simulatedProcessor({ outcome: config.billing.simulatedOutcome });
+}
+
+/** A running service. */
+export interface Running {
+  readonly url: string;
+  readonly port: number;
+  readonly storage: Storage;
+  readonly handle: ServeHandle;
+  /** Stops accepting, drains in-flight requests, stops the workers, closes storage. */
+  stop(): Promise<void>;
+}
+
+/** Starts the whole service on node:http. */
+export async function startService(options: {
+  db: string;
+  config: ServiceConfig;
+  port: number;
+  host?: string;
+  adminToken?: string | null;
+  logger: Logger;
+  workers?: boolean;
+  /** Shifts this instance's clock (tests of clock skew between instances; env BENCHDATA_CLOCK_OFFSET_MS). */
+  clockOffsetMs?: number;
+}): Promise<Running> {
+  const { config, logger } = options;
+  const storage = await openDb(options.db, logger);
+  const offset = options.clockOffsetMs ?? 0;
+  const clock: Clock = offset === 0 ? systemClock : { now: () => Date.now() + offset };
+  const random = cryptoRandom;
+  const resolve = nodeResolve;
+  const transport = nodeTransport();
+  const deliveries = createDeliveryWorker({ storage, clock, random, transport, resolve, config, logger });
+  const billing = createBillingWorker({ storage, clock, random, processor: processorFor(config), config, logger, onEvents: () => deliveries.nudge() });
+  const app = createApp({
+    storage,
+    clock,
+    random,
+    config,
+    logger,
+    adminToken: options.adminToken ?? null,
+    hooks: {
+      chargeRequested: () => billing.nudge(),
+      eventsWritten: () => deliveries.nudge(),
+    },
+    webhooks: {
+      checkUrl: makeWebhookUrlChecker(config, resolve),
+      sendTest: (accountId: string) => sendTestEvent({ storage, clock, random, transport, resolve, config }, accountId),
+    },
+  });
+  let workersRunning = false;
+  const handle = await serve({
+    fetch: app.fetch,
+    port: options.port,
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    onError: (error) => logger.error("unhandled error in a request", { error: error instanceof Error ? error.message : String(error) }),
+    onClose: async () => {
+      if (workersRunning) await Promise.all([deliveries.stop(), billing.stop()]);
+      transport.close();
+      await storage.close();
+    },
+  });
+  if (options.workers !== false) {
+    deliveries.start();
+    billing.start();
+    workersRunning = true;
+  }
+  return { url: handle.url, port: handle.port, storage, handle, stop: () => handle.close() };
+}

@@ -1,0 +1,117 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { bridge, type FetchHandler } from "./bridge.ts";
+import { installBridgeResponse } from "./bridge-response.ts";
+
+export type { FetchHandler, RequestContext } from "./bridge.ts";
+
+/** Options of `serve`. */
+export interface ServeOptions {
+  /** The handler every request goes to, e.g. `createApp(…).fetch`. */
+  fetch: FetchHandler;
+  /** Port to listen on; 0 picks a free one. Defaults to 3000. */
+  port?: number;
+  /** Address to listen on; defaults to all interfaces. */
+  host?: string;
+  /** Runs once after the server has drained and closed, e.g. to close storage. */
+  onClose?: () => Promise<void>;
+  /** Longest wait for in-flight requests on close, in milliseconds, before connections are cut; 10 000. */
+  drainTimeout?: number;
+  /** Called with every error thrown by the handler; defaults to console.error. Clients only see a 500. */
+  onError?: (error: unknown) => void;
+  /**
+   * Replace `globalThis.Response` with a twin that skips building a body stream for string and byte
+   * bodies (it behaves as a Response in every other way, `instanceof` included). Defaults to true.
+   */
+  lightResponse?: boolean;
+}
+
+/** A running server. */
+export interface ServeHandle {
+  /** The port actually bound. */
+  port: number;
+  /** Base URL to reach the server, e.g. `http://localhost:3000`. */
+  url: string;
+  /** The underlying node:http server. */
+  server: Server;
+  /** Stop accepting, let in-flight requests finish (within the drain timeout), then run onClose. */
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => reject(error);
+    server.once("error", onError);
+    server.listen(port, host, () => {
+      server.off("error", onError);
+      resolve();
+    });
+  });
+}
+
+function urlHost(address: AddressInfo, host: string | undefined): string {
+  const name = host ?? address.address;
+  if (name === "" || name === "::" || name === "0.0.0.0") return "localhost";
+  return name.includes(":") ? `[${name}]` : name;
+}
+
+/** Serve a fetch handler on node:http; resolves once the server is listening. */
+export async function serve(options: ServeOptions): Promise<ServeHandle> {
+  if (options.lightResponse !== false) installBridgeResponse();
+  const state = { closing: false };
+  const server = createServer(bridge(options.fetch, { onError: options.onError, state }));
+  await listen(server, options.port ?? 3000, options.host);
+  const address = server.address() as AddressInfo;
+  const drainTimeout = options.drainTimeout ?? 10_000;
+
+  let closing: Promise<void> | undefined;
+  const shutdown = async (): Promise<void> => {
+    state.closing = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Responses written from now on say Connection: close; connections that sit between requests
+    // are closed as soon as they become idle, which server.close alone only does once.
+    server.closeIdleConnections();
+    const sweep = setInterval(() => server.closeIdleConnections(), 25);
+    const deadline = setTimeout(() => server.closeAllConnections(), drainTimeout);
+    try {
+      await closed;
+    } finally {
+      clearInterval(sweep);
+      clearTimeout(deadline);
+    }
+    await options.onClose?.();
+  };
+
+  return {
+    port: address.port,
+    url: `http://${urlHost(address, options.host)}:${address.port}`,
+    server,
+    close: () => (closing ??= shutdown()),
+  };
+}
+
+/** On SIGTERM or SIGINT, close the handle (draining requests) and exit 0; returns an uninstaller. */
+export function installShutdown(handle: Pick<ServeHandle, "close">, log?: (message: string) => void): () => void {
+  const uninstall = (): void => {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  };
+  function onSignal(signal: NodeJS.Signals): void {
+    // A second signal finds no listener and ends the process the default way: a forced stop.
+    uninstall();
+    log?.(`${signal} received: draining in-flight requests`);
+    handle.close().then(
+      () => {
+        log?.("shut down cleanly");
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log?.(`shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      },
+    );
+  }
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  return uninstall;
+}

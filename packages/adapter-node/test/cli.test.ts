@@ -1,0 +1,132 @@
+// The benchdata CLI driven as a user would: real processes, a real SQLite file, output read back.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, http, startServe } from "./helpers.ts";
+
+describe("benchdata CLI", () => {
+  let dir: string;
+  let db: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "benchdata-cli-"));
+    db = `sqlite:${join(dir, "cli.db")}`;
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("every command answers --help with its usage", () => {
+    const main = cli(["--help"]);
+    expect(main.status).toBe(0);
+    for (const c of ["serve", "demo", "migrate", "accounts create", "keys create", "import FILE"]) expect(main.stdout).toContain(c);
+    for (const c of [["serve"], ["demo"], ["migrate"], ["accounts", "--help"], ["keys", "--help"], ["import"]]) {
+      const r = cli([...c, "--help"]);
+      expect(r.status, c.join(" ")).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: benchdata /);
+    }
+  });
+
+  it("an unknown command or flag is a usage error (exit 2) that says what was wrong", () => {
+    const a = cli(["frobnicate"]);
+    expect(a.status).toBe(2);
+    expect(a.stderr).toContain('unknown command "frobnicate"');
+    const b = cli(["serve", "--prot", "1"]);
+    expect(b.status).toBe(2);
+    expect(b.stderr).toContain("--prot");
+    const c = cli(["accounts", "create", "--name", "x", "--db", db]);
+    expect(c.status).toBe(2);
+    expect(c.stderr).toContain("--tier is required");
+  });
+
+  it("serve refuses a config file with an unknown key or a wrong type, naming the key", () => {
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, JSON.stringify({ webhooks: { timeout: 5 }, trustProxy: "yes" }));
+    const r = cli(["serve", "--db", "memory:", "--config", bad]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("webhooks.timeout");
+    expect(r.stderr).toContain("trustProxy");
+    writeFileSync(bad, "{not json");
+    expect(cli(["serve", "--db", "memory:", "--config", bad]).stderr).toContain("not valid JSON");
+  });
+
+  it("migrate, accounts create and keys create print what they did; the raw key works against a server on the same file", async () => {
+    const m = cli(["migrate", "--db", db]);
+    expect(m.status, m.stderr).toBe(0);
+    expect(m.stderr).toContain("schema is up to date");
+    const acc = cli(["accounts", "create", "--name", "CLI Co", "--tier", "startup", "--db", db]);
+    expect(acc.status, acc.stderr).toBe(0);
+    const account = JSON.parse(acc.stdout);
+    expect(account).toMatchObject({ tier: "startup" });
+    expect(account.account_id).toMatch(/^acc_[0-9A-Z]{26}$/);
+    expect(account.session_token).toMatch(/^bds_sess_/);
+    const refused = cli(["keys", "create", "--account", account.account_id, "--name", "k", "--environment", "test", "--scopes", "benchmarks:read,score:read", "--db", db]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain("score:read");
+    const k = cli(["keys", "create", "--account", account.account_id, "--name", "server", "--environment", "test", "--scopes", "benchmarks:read,merchant:read", "--db", db]);
+    expect(k.status, k.stderr).toBe(0);
+    const key = JSON.parse(k.stdout);
+    expect(key).toMatchObject({ name: "server", environment: "test", scopes: ["benchmarks:read", "merchant:read"], is_active: true });
+    expect(key.raw_key).toMatch(/^svc_test_[A-Za-z0-9_-]{48}$/);
+
+    // Persists across restarts: a server started afterwards on the same file knows the key.
+    const node = await startServe(["--db", db]);
+    try {
+      const r = await http(`${node.url}/data/v1/benchmarks?category=retail`, { headers: { host: "sandbox.example.com", authorization: `Bearer ${key.raw_key}` } });
+      expect(r.status, r.text).toBe(200);
+      expect(r.json.category).toBe("retail");
+      // Logs are structured lines and never carry the raw key.
+      expect(node.logs.join("\n")).not.toContain(key.raw_key);
+    } finally {
+      expect(await node.stop("SIGTERM")).toBe(0);
+    }
+    const again = await startServe(["--db", db]);
+    try {
+      const usage = await http(`${again.url}/api/v1/console/usage/summary`, { headers: { authorization: `Bearer ${account.session_token}` } });
+      expect(usage.status).toBe(200);
+      expect(usage.json).toMatchObject({ today: 1, active_keys: 1 });
+    } finally {
+      await again.stop();
+    }
+  }, 120_000);
+
+  it("import: a good file is loaded with a summary; a bad row fails with its line number and changes nothing", () => {
+    const good = join(dir, "good.csv");
+    const rows = ["business_id,category,segment,period,metric,value"];
+    for (let b = 0; b < 40; b++) rows.push(`biz${b},retail,stores,2026-Q2,gross_margin,${(0.3 + b / 200).toFixed(4)}`);
+    writeFileSync(good, rows.join("\n") + "\n");
+    const ok = cli(["import", good, "--db", db]);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout.trim().split("\n").pop()!)).toMatchObject({ rows: 40, businesses: 40 });
+    expect(ok.stderr).toContain("imported 40 rows");
+
+    const bad = join(dir, "bad.csv");
+    writeFileSync(bad, [rows[0], "a,retail,stores,2026-Q3,gross_margin,0.5", "b,retail,stores,2026-Q3,churn_rate,0.1", ""].join("\n"));
+    const r = cli(["import", bad, "--db", db]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/line 3/);
+    expect(r.stderr).toContain("churn_rate");
+    expect(r.stderr).toContain("nothing was changed");
+    const missing = cli(["import", join(dir, "nope.csv"), "--db", db]);
+    expect(missing.status).toBe(2);
+  });
+
+  it("SIGTERM drains an in-flight request before the process exits", async () => {
+    const node = await startServe(["--db", "memory:"]);
+    // A request whose body is still arriving when SIGTERM lands: the server must finish it, then exit 0.
+    const socket = connect(node.port, "127.0.0.1");
+    await new Promise<void>((r) => socket.once("connect", () => r()));
+    const body = JSON.stringify({ name: "k", environment: "test", scopes: ["benchmarks:read"] });
+    socket.write(`POST /api/v1/console/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nAuthorization: Bearer bds_sess_nope\r\n\r\n${body.slice(0, 10)}`);
+    let answer = "";
+    socket.on("data", (c: Buffer) => (answer += c.toString()));
+    await new Promise((r) => setTimeout(r, 300));
+    const exited = node.stop("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(node.child.exitCode).toBeNull();
+    socket.write(body.slice(10));
+    expect(await exited).toBe(0);
+    expect(answer).toMatch(/^HTTP\/1\.1 401/);
+    expect(answer).toContain("console.invalid_session");
+    socket.destroy();
+  });
+});

@@ -1,0 +1,26 @@
+/** The quota part of a live request's admission, from the config and the account (for `storage.admit`). */
+import type { Clock, RandomSource } from "../clock/clock.ts";
+import type { ServiceConfig } from "../config/config.ts";
+import { effectiveLimits } from "../config/config.ts";
+import { newId } from "../ids/new-id.ts";
+import type { AccountRecord, AdmitQuota } from "../storage/types.ts";
+
+/**
+ * The `quota` of an AdmitInput for a live key: the account's effective quota, block size and price, the
+ * billing policy (`retryAfterFailureSeconds`, `maxAutoChargesPerPeriod`), and fresh ids for the warning
+ * event and the invoice this request may create.
+ */
+export function quotaAdmission(config: ServiceConfig, account: AccountRecord, clock: Clock, random: RandomSource): AdmitQuota {
+  const limits = effectiveLimits(config, account.tier, account.limits);
+  return {
+    anchorDay: config.billing.anchorDay,
+    baseQuota: limits.monthlyQuota,
+    blockSize: limits.blockSize,
+    blockPrice: limits.blockPrice,
+    currency: config.currency,
+    retryAfterFailureMs: config.billing.retryAfterFailureSeconds * 1000,
+    maxAutoCharges: config.billing.maxAutoChargesPerPeriod,
+    warningEventId: newId("evt", clock, random),
+    invoiceId: newId("inv", clock, random),
+  };
+}

@@ -1,0 +1,265 @@
+/**
+ * The operator's admin API under `/api/v1/admin`: create accounts, change their tier, limits, IP ranges and
+ * billing references, and issue console session tokens. Bearer admin token, compared in constant time; the
+ * whole API answers 404 when no admin token is configured.
+ */
+import * as v from "valibot";
+import { isoTime } from "../../clock/clock.ts";
+import { effectiveLimits } from "../../config/config.ts";
+import { ServiceError } from "../../errors/service-error.ts";
+import { newId } from "../../ids/new-id.ts";
+import { timingSafeEqual } from "../../keys/constant-time.ts";
+import { generateSessionToken } from "../../keys/session-token.ts";
+import { parseCidr } from "../../net/cidr.ts";
+import { TIERS } from "../../scopes/scopes.ts";
+import type { AccountRecord, TierLimits } from "../../storage/types.ts";
+import type { AppContext } from "../app-options.ts";
+import { readBody } from "../read-json-body.ts";
+import type { Reply } from "../reply.ts";
+import { asServiceError, errorResponse, ok, replyResponse } from "../reply.ts";
+import { bearerToken } from "../request-url.ts";
+import type { Route, RouteDoc } from "../route.ts";
+
+/** The admin API's base path. */
+export const ADMIN_BASE = "/api/v1/admin";
+
+const INVALID_TOKEN = new ServiceError(401, "admin.invalid_token", "Missing or wrong admin token.");
+const Integer = v.pipe(v.number(), v.integer());
+const Timestamp = v.pipe(v.string(), v.isoTimestamp());
+
+const LimitsSchema = v.object({ per_minute: Integer, per_day: Integer, monthly_quota: Integer, block_size: Integer, block_price: Integer });
+
+/** An account as the admin API shows it. */
+export const AccountSchema = v.object({
+  account_id: v.string(),
+  name: v.string(),
+  tier: v.picklist(TIERS),
+  created_at: Timestamp,
+  limits: v.pipe(LimitsSchema, v.description("Effective limits: the tier's, overridden by the account's own.")),
+  limit_overrides: v.pipe(v.partial(LimitsSchema), v.description("The account's own overrides.")),
+  allowed_cidrs: v.array(v.string()),
+  billing: v.object({ customer_ref: v.nullable(v.string()), payment_method_ref: v.nullable(v.string()) }),
+});
+
+function limitsJson(l: Partial<TierLimits>): Partial<v.InferOutput<typeof LimitsSchema>> {
+  const out: Partial<v.InferOutput<typeof LimitsSchema>> = {};
+  if (l.perMinute !== undefined) out.per_minute = l.perMinute;
+  if (l.perDay !== undefined) out.per_day = l.perDay;
+  if (l.monthlyQuota !== undefined) out.monthly_quota = l.monthlyQuota;
+  if (l.blockSize !== undefined) out.block_size = l.blockSize;
+  if (l.blockPrice !== undefined) out.block_price = l.blockPrice;
+  return out;
+}
+
+function accountView(app: AppContext, a: AccountRecord): v.InferOutput<typeof AccountSchema> {
+  return {
+    account_id: a.id,
+    name: a.name,
+    tier: a.tier,
+    created_at: isoTime(a.createdAt),
+    limits: limitsJson(effectiveLimits(app.config, a.tier, a.limits)) as v.InferOutput<typeof LimitsSchema>,
+    limit_overrides: limitsJson(a.limits),
+    allowed_cidrs: [...a.allowedCidrs],
+    billing: { customer_ref: a.billing.customerRef ?? null, payment_method_ref: a.billing.paymentMethodRef ?? null },
+  };
+}
+
+async function issueSession(app: AppContext, accountId: string, now: number): Promise<{ token: string; expiresAt: number | null }> {
+  const session = generateSessionToken(app.random);
+  const ttl = app.config.sessions.ttlDays;
+  const expiresAt = ttl > 0 ? now + ttl * 86_400_000 : null;
+  await app.storage.createSession({ tokenHash: session.hash, accountId, createdAt: now, expiresAt });
+  return { token: session.raw, expiresAt };
+}
+
+function accountNotFound(id: string): ServiceError {
+  return new ServiceError(404, "not_found", `No account \`${id}\`.`);
+}
+
+const CreateAccountBody = v.strictObject({
+  name: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200, "must be at most 200 characters")),
+  tier: v.picklist(TIERS, `must be one of ${TIERS.join(", ")}`),
+});
+
+const count = (min: number) => v.nullable(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(min, `must be at least ${min}`)));
+const Cidr = v.pipe(
+  v.string(),
+  v.check((s) => parseCidr(s) !== null, (issue) => `${JSON.stringify(issue.input)} is not an IPv4 or IPv6 CIDR range`),
+);
+
+const UpdateAccountBody = v.strictObject({
+  tier: v.optional(v.picklist(TIERS, `must be one of ${TIERS.join(", ")}`)),
+  limits: v.optional(
+    v.pipe(
+      v.strictObject({
+        per_minute: v.optional(count(1)),
+        per_day: v.optional(count(1)),
+        monthly_quota: v.optional(count(0)),
+        block_size: v.optional(count(0)),
+        block_price: v.optional(count(0)),
+      }),
+      v.description("Overrides of the tier's limits: a number sets one, null removes it, an absent field keeps it."),
+    ),
+  ),
+  allowed_cidrs: v.optional(v.pipe(v.array(Cidr), v.maxLength(100), v.description("IP allow-list for data requests (replaces the list; empty allows any address)."))),
+  billing: v.optional(
+    v.pipe(
+      v.strictObject({ customer_ref: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))), payment_method_ref: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))) }),
+      v.description("The payment processor's customer and payment method: a string sets, null clears, absent keeps."),
+    ),
+  ),
+});
+
+interface AdminOp<B extends v.GenericSchema | undefined> {
+  readonly method: "GET" | "POST" | "PATCH";
+  readonly path: string;
+  readonly doc: Omit<RouteDoc, "tag" | "security" | "body" | "errors"> & { readonly errors: readonly number[] };
+  readonly body?: B;
+  handle(app: AppContext, params: Readonly<Record<string, string>>, body: B extends v.GenericSchema ? v.InferOutput<B> : undefined, now: number): Promise<Reply>;
+}
+
+function op<B extends v.GenericSchema | undefined = undefined>(o: AdminOp<B>): AdminOp<B> {
+  return o;
+}
+
+const ACCOUNT_ID = { account_id: "The account's identifier (`acc_…`)." };
+
+const createAccount = op({
+  method: "POST",
+  path: "/accounts",
+  body: CreateAccountBody,
+  doc: {
+    operationId: "adminCreateAccount",
+    summary: "Create an account",
+    description: "Creates an account of a tier and a first console session token for it.",
+    success: {
+      status: 201,
+      description: "The account id, its tier and a console session token (shown only here).",
+      schema: v.object({ account_id: v.string(), name: v.string(), tier: v.picklist(TIERS), created_at: Timestamp, session_token: v.string(), session_expires_at: v.nullable(Timestamp) }),
+    },
+    errors: [],
+  },
+  async handle(app, _params, body, now) {
+    const account: AccountRecord = { id: newId("acc", app.clock, app.idRandom), name: body.name, tier: body.tier, createdAt: now, limits: {}, allowedCidrs: [], billing: {} };
+    await app.storage.createAccount(account);
+    const s = await issueSession(app, account.id, now);
+    return {
+      status: 201,
+      body: { account_id: account.id, name: account.name, tier: account.tier, created_at: isoTime(now), session_token: s.token, session_expires_at: s.expiresAt === null ? null : isoTime(s.expiresAt) },
+    };
+  },
+});
+
+const getAccount = op({
+  method: "GET",
+  path: "/accounts/{account_id}",
+  doc: { operationId: "adminGetAccount", summary: "Show an account", pathParams: ACCOUNT_ID, success: { status: 200, description: "The account.", schema: AccountSchema }, errors: [404] },
+  async handle(app, params) {
+    const id = params.account_id as string;
+    const a = await app.storage.getAccount(id);
+    if (a === null) throw accountNotFound(id);
+    return ok(accountView(app, a));
+  },
+});
+
+async function updateAccount(app: AppContext, params: Readonly<Record<string, string>>, body: v.InferOutput<typeof UpdateAccountBody>): Promise<Reply> {
+  const id = params.account_id as string;
+  const current = await app.storage.getAccount(id);
+  if (current === null) throw accountNotFound(id);
+  const patch: Parameters<AppContext["storage"]["updateAccount"]>[1] & { limits?: Partial<TierLimits> } = {};
+  if (body.tier !== undefined) patch.tier = body.tier;
+  if (body.limits !== undefined) {
+    const next: Record<string, number | undefined> = { ...current.limits };
+    const names = { per_minute: "perMinute", per_day: "perDay", monthly_quota: "monthlyQuota", block_size: "blockSize", block_price: "blockPrice" } as const;
+    for (const [field, key] of Object.entries(names)) {
+      const value = body.limits[field as keyof typeof names];
+      if (value === null) delete next[key];
+      else if (value !== undefined) next[key] = value;
+    }
+    patch.limits = next as Partial<TierLimits>;
+  }
+  if (body.allowed_cidrs !== undefined) patch.allowedCidrs = body.allowed_cidrs.map((c) => c.trim());
+  if (body.billing !== undefined) {
+    const billing: { customerRef?: string; paymentMethodRef?: string } = { ...current.billing };
+    if (body.billing.customer_ref === null) delete billing.customerRef;
+    else if (body.billing.customer_ref !== undefined) billing.customerRef = body.billing.customer_ref;
+    if (body.billing.payment_method_ref === null) delete billing.paymentMethodRef;
+    else if (body.billing.payment_method_ref !== undefined) billing.paymentMethodRef = body.billing.payment_method_ref;
+    patch.billing = billing;
+  }
+  const updated = await app.storage.updateAccount(id, patch);
+  if (updated === null) throw accountNotFound(id);
+  return ok(accountView(app, updated));
+}
+
+const UPDATE_DOC = {
+  summary: "Update an account",
+  description: "Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list or the billing references. Fields left out are kept. Takes effect on the next request.",
+  pathParams: ACCOUNT_ID,
+  success: { status: 200, description: "The updated account.", schema: AccountSchema },
+  errors: [404],
+} as const;
+
+const patchAccount = op({
+  method: "PATCH",
+  path: "/accounts/{account_id}",
+  body: UpdateAccountBody,
+  doc: { operationId: "adminUpdateAccount", ...UPDATE_DOC },
+  handle: (app, params, body) => updateAccount(app, params, body),
+});
+
+const postAccount = op({
+  method: "POST",
+  path: "/accounts/{account_id}",
+  body: UpdateAccountBody,
+  doc: { operationId: "adminUpdateAccountPost", ...UPDATE_DOC, summary: "Update an account (POST alias of PATCH)" },
+  handle: (app, params, body) => updateAccount(app, params, body),
+});
+
+const createSession = op({
+  method: "POST",
+  path: "/accounts/{account_id}/sessions",
+  doc: {
+    operationId: "adminCreateSession",
+    summary: "Issue a console session token",
+    description: "A new session token for the account; it expires after `sessions.ttlDays` days (0: never). No body.",
+    pathParams: ACCOUNT_ID,
+    success: { status: 201, description: "The session token (shown only here).", schema: v.object({ account_id: v.string(), session_token: v.string(), expires_at: v.nullable(Timestamp) }) },
+    errors: [404],
+  },
+  async handle(app, params, _body, now) {
+    const id = params.account_id as string;
+    if ((await app.storage.getAccount(id)) === null) throw accountNotFound(id);
+    const s = await issueSession(app, id, now);
+    return { status: 201, body: { account_id: id, session_token: s.token, expires_at: s.expiresAt === null ? null : isoTime(s.expiresAt) } };
+  },
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const OPS: readonly AdminOp<any>[] = [createAccount, getAccount, patchAccount, postAccount, createSession];
+
+/** The admin routes (for the router when an admin token is configured, and for the OpenAPI document always). */
+export function adminRoutes(app: AppContext): Route[] {
+  const token = app.adminToken;
+  return OPS.map((o) => {
+    const label = `${o.method} ${ADMIN_BASE}${o.path}`;
+    const run = async (request: Request, params: Readonly<Record<string, string>>): Promise<Response> => {
+      try {
+        const given = bearerToken(request.headers.get("authorization"));
+        if (token === null || given === null || !timingSafeEqual(given, token)) throw INVALID_TOKEN;
+        const body = o.body ? await readBody(request, o.body) : undefined;
+        return replyResponse(await o.handle(app, params, body, app.clock.now()), { "cache-control": "no-store" });
+      } catch (error) {
+        return errorResponse(asServiceError(error, app.logger, label), { "cache-control": "no-store" });
+      }
+    };
+    const errors = [401, ...o.doc.errors, 503];
+    if (o.body) errors.push(400, 413, 415, 422);
+    return {
+      method: o.method,
+      path: ADMIN_BASE + o.path,
+      run,
+      doc: { ...o.doc, tag: "Admin", security: "admin", ...(o.body ? { body: o.body } : {}), errors: [...new Set(errors)] },
+    };
+  });
+}

@@ -1,0 +1,74 @@
+/** What `createApp` takes and gives, and the context its handlers share. */
+import type { Clock, RandomSource } from "../clock/clock.ts";
+import type { ServiceConfig } from "../config/config.ts";
+import type { BenchmarkSource } from "../data/source.ts";
+import type { ServiceError } from "../errors/service-error.ts";
+import type { Logger } from "../log/logger.ts";
+import type { Storage } from "../storage/types.ts";
+
+/** Resolves a console request to its account id, or null when the caller is not signed in. */
+export type ConsoleAuth = (request: Request) => Promise<string | null> | string | null;
+
+/** Signals to the server's workers that work is waiting, so they act at once instead of at their next poll. */
+export interface AppHooks {
+  /** A data request exhausted the quota and started a charge (the pending invoice's id). */
+  chargeRequested?(invoiceId: string): void;
+  /** A console or data operation wrote events (and their deliveries). */
+  eventsWritten?(): void;
+}
+
+/** Webhook capabilities built elsewhere (delivery, SSRF checks), injected. */
+export interface WebhookCapabilities {
+  /** Refuses a webhook URL with a ServiceError (422 `validation.invalid_url`), or accepts it with null. */
+  checkUrl?(url: string): Promise<ServiceError | null>;
+  /** Sends one synthetic `quota.warning` to each of the account's webhooks; its result is the response body. */
+  sendTest?(accountId: string): Promise<unknown>;
+}
+
+/** Options of `createApp`. */
+export interface AppOptions {
+  readonly storage: Storage;
+  /** Defaults to the wall clock. */
+  readonly clock?: Clock;
+  /** Defaults to Web Crypto. */
+  readonly random?: RandomSource;
+  /** Defaults to DEFAULT_CONFIG. */
+  readonly config?: ServiceConfig;
+  /** Defaults to the built-in session tokens (`Authorization: Bearer bds_sess_…`). */
+  readonly consoleAuth?: ConsoleAuth;
+  /** The admin API's bearer token; the admin API answers 404 when absent. */
+  readonly adminToken?: string | null;
+  /** What test keys read; defaults to the synthetic dataset of `config.data.syntheticSeed`. */
+  readonly testData?: BenchmarkSource;
+  /** What live keys read; defaults to `storage.benchmarks`. */
+  readonly liveData?: BenchmarkSource;
+  /** Defaults to a silent logger. */
+  readonly logger?: Logger;
+  readonly hooks?: AppHooks;
+  readonly webhooks?: WebhookCapabilities;
+}
+
+/** What the adapter knows about the connection. */
+export interface ClientInfo {
+  /** The peer's IP address, when known. */
+  readonly clientAddress?: string;
+}
+
+/** Everything handlers share, resolved once by `createApp`. */
+export interface AppContext {
+  /** Storage whose every failure surfaces as 503 `service.unavailable`. */
+  readonly storage: Storage;
+  readonly clock: Clock;
+  /** For secrets: keys, session tokens, signing secrets. */
+  readonly random: RandomSource;
+  /** For identifiers: a pooled source, cheap per call. */
+  readonly idRandom: RandomSource;
+  readonly config: ServiceConfig;
+  readonly logger: Logger;
+  readonly hooks: Required<AppHooks>;
+  readonly webhooks: WebhookCapabilities;
+  readonly testData: BenchmarkSource;
+  readonly liveData: BenchmarkSource;
+  readonly consoleAuth: ConsoleAuth;
+  readonly adminToken: string | null;
+}

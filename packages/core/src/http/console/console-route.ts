@@ -1,0 +1,123 @@
+/** Console routes under `/api/v1/console`: session-authenticated, JSON in and out, one definition per operation. */
+import type * as v from "valibot";
+import { ServiceError } from "../../errors/service-error.ts";
+import { hashSecret } from "../../keys/api-key.ts";
+import { isSessionToken } from "../../keys/session-token.ts";
+import type { AccountRecord, Storage } from "../../storage/types.ts";
+import type { Clock } from "../../clock/clock.ts";
+import type { AppContext, ConsoleAuth } from "../app-options.ts";
+import { unavailable } from "../fail-closed.ts";
+import type { QuerySchema } from "../query.ts";
+import { parseQuery } from "../query.ts";
+import { readBody } from "../read-json-body.ts";
+import type { Reply } from "../reply.ts";
+import { asServiceError, errorResponse, replyResponse } from "../reply.ts";
+import { bearerToken } from "../request-url.ts";
+import type { Route, RouteDoc } from "../route.ts";
+
+/** The console's base path. */
+export const CONSOLE_BASE = "/api/v1/console";
+
+const INVALID_SESSION = new ServiceError(401, "console.invalid_session", "Missing, unknown or expired console session: send `Authorization: Bearer <session token>`.");
+
+/** What a console handler receives once the session is known. */
+export interface ConsoleCall<B, Q> {
+  readonly accountId: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly body: B;
+  readonly query: Q;
+  readonly request: Request;
+  readonly now: number;
+  readonly app: AppContext;
+}
+
+/** One console operation. */
+export interface ConsoleRoute<B extends v.GenericSchema | undefined = undefined, Q extends QuerySchema | undefined = undefined> {
+  readonly method: "GET" | "POST" | "DELETE" | "PATCH";
+  /** Path under CONSOLE_BASE, with `{params}`. */
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly pathParams?: Readonly<Record<string, string>>;
+  readonly body?: B;
+  readonly query?: Q;
+  readonly success: RouteDoc["success"];
+  /** Statuses besides 401 and 503, which every console route may answer. */
+  readonly errors: readonly number[];
+  handle(call: ConsoleCall<B extends v.GenericSchema ? v.InferOutput<B> : undefined, Q extends QuerySchema ? v.InferOutput<Q> : undefined>): Promise<Reply>;
+}
+
+/** A console route of any body and query (for lists). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyConsoleRoute = ConsoleRoute<any, any>;
+
+/** Declares a console route with its handler typed by its schemas. */
+export function defineConsoleRoute<B extends v.GenericSchema | undefined = undefined, Q extends QuerySchema | undefined = undefined>(route: ConsoleRoute<B, Q>): ConsoleRoute<B, Q> {
+  return route;
+}
+
+/** The built-in console authentication: `Authorization: Bearer bds_sess_…`, looked up by its hash. */
+export function sessionTokenAuth(storage: Storage, clock: Clock): ConsoleAuth {
+  return (request) => {
+    const token = bearerToken(request.headers.get("authorization"));
+    if (token === null || !isSessionToken(token)) return null;
+    return storage.findSession(hashSecret(token), clock.now());
+  };
+}
+
+/** The signed-in account's record; a session whose account is gone is an invalid session. */
+export async function accountOf(call: { readonly app: AppContext; readonly accountId: string }): Promise<AccountRecord> {
+  const account = await call.app.storage.getAccount(call.accountId);
+  if (account === null) throw INVALID_SESSION;
+  return account;
+}
+
+const NO_STORE = "no-store";
+
+/** The Route of a console operation: session, then query, then body, then the handler. */
+export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
+  const label = `${route.method} ${CONSOLE_BASE}${route.path}`;
+  const run = async (request: Request, params: Readonly<Record<string, string>>, search: string): Promise<Response> => {
+    try {
+      let accountId: string | null;
+      try {
+        accountId = await app.consoleAuth(request);
+      } catch (error) {
+        throw unavailable(app.logger, "consoleAuth", error);
+      }
+      if (accountId === null || accountId === "") throw INVALID_SESSION;
+      const query = route.query ? parseQuery(route.query, search) : undefined;
+      const body = route.body ? await readBody(request, route.body) : undefined;
+      const reply = await route.handle({ accountId, params, body, query, request, now: app.clock.now(), app });
+      return replyResponse(reply, { "cache-control": NO_STORE });
+    } catch (error) {
+      return errorResponse(asServiceError(error, app.logger, label), { "cache-control": NO_STORE });
+    }
+  };
+  const errors = [401, ...route.errors, 503];
+  if (route.body) errors.push(400, 413, 415, 422);
+  if (route.query) errors.push(422);
+  return {
+    method: route.method,
+    path: CONSOLE_BASE + route.path,
+    run,
+    doc: {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description !== undefined ? { description: route.description } : {}),
+      tag: "Console",
+      security: "session",
+      ...(route.query ? { query: route.query } : {}),
+      ...(route.pathParams ? { pathParams: route.pathParams } : {}),
+      ...(route.body ? { body: route.body } : {}),
+      success: route.success,
+      errors: [...new Set(errors)],
+    },
+  };
+}
+
+/** 404 `not_found` for a resource that does not exist or belongs to another account (the two look the same). */
+export function notFound(what: string, id: string): ServiceError {
+  return new ServiceError(404, "not_found", `No ${what} \`${id}\` in this account.`);
+}

@@ -1,0 +1,25 @@
+/** Every console operation, in the order the OpenAPI document lists them. */
+import { listInvoices, retryBilling } from "./billing.ts";
+import type { AnyConsoleRoute } from "./console-route.ts";
+import { createKey, getKey, listKeys, revokeKey, rotateKey } from "./keys.ts";
+import { usageSummary } from "./usage.ts";
+import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks, retryDelivery, testWebhooks } from "./webhooks.ts";
+
+/** The console routes under `/api/v1/console`. */
+export const CONSOLE_ROUTES: readonly AnyConsoleRoute[] = [
+  createKey,
+  listKeys,
+  getKey,
+  rotateKey,
+  revokeKey,
+  usageSummary,
+  createWebhook,
+  listWebhooks,
+  testWebhooks,
+  getWebhook,
+  deleteWebhook,
+  listDeliveries,
+  retryDelivery,
+  listInvoices,
+  retryBilling,
+];

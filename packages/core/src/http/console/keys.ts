@@ -1,0 +1,145 @@
+/** Console key operations: create, list, show, rotate, revoke. Storage writes each change's event in the same transaction. */
+import * as v from "valibot";
+import { ServiceError } from "../../errors/service-error.ts";
+import { newId } from "../../ids/new-id.ts";
+import { generateApiKey } from "../../keys/api-key.ts";
+import type { Scope } from "../../scopes/scopes.ts";
+import { SCOPE_MIN_TIER, SCOPES, scopesBeyondTier } from "../../scopes/scopes.ts";
+import type { ApiKeyRecord } from "../../storage/types.ts";
+import { ok } from "../reply.ts";
+import { accountOf, defineConsoleRoute, notFound } from "./console-route.ts";
+import { KeySchema, KeyWithSecretSchema, keyView, listOf } from "./views.ts";
+
+const KEY_ID = { key_id: "The key's identifier (`key_…`)." };
+
+/** The body of POST /keys. */
+export const CreateKeyBody = v.strictObject({
+  name: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(100, "must be at most 100 characters"), v.description("A label for the key.")),
+  environment: v.pipe(v.picklist(["live", "test"], "must be `live` or `test`"), v.description("`live` keys read real data and count toward quota; `test` keys read synthetic data.")),
+  scopes: v.pipe(
+    v.array(v.picklist(SCOPES, (issue) => `unknown scope ${String(issue.received)}; known scopes: ${SCOPES.join(", ")}`)),
+    v.minLength(1, "must name at least one scope"),
+    v.description("Scopes the account's tier permits."),
+  ),
+});
+
+/** POST /keys: a new key, its raw text shown once. */
+export const createKey = defineConsoleRoute({
+  method: "POST",
+  path: "/keys",
+  operationId: "createKey",
+  summary: "Create an API key",
+  description: "Scopes beyond the account's tier are refused (403 `console.scope_not_permitted`); an account holds at most `keys.maxPerAccount` unrevoked keys (409 `console.limit_reached`). Emits `key.created`.",
+  body: CreateKeyBody,
+  success: { status: 201, description: "The key, with `raw_key` shown only here.", schema: KeyWithSecretSchema },
+  errors: [403, 409],
+  async handle(call) {
+    const { app, body, now } = call;
+    const account = await accountOf(call);
+    const scopes = [...new Set(body.scopes)] as Scope[];
+    const beyond = scopesBeyondTier(account.tier, scopes);
+    if (beyond.length > 0) {
+      const first = beyond[0] as Scope;
+      throw new ServiceError(403, "console.scope_not_permitted", `Scope \`${first}\` needs the ${SCOPE_MIN_TIER[first]} tier or above; this account is on ${account.tier}.`);
+    }
+    const generated = generateApiKey(body.environment, app.random);
+    const key: ApiKeyRecord = {
+      id: newId("key", app.clock, app.idRandom),
+      accountId: account.id,
+      name: body.name,
+      environment: body.environment,
+      scopes,
+      prefix: generated.prefix,
+      isActive: true,
+      createdAt: now,
+      rotatedAt: null,
+      revokedAt: null,
+    };
+    const outcome = await app.storage.createKey({ key, hash: generated.hash, maxKeys: app.config.keys.maxPerAccount, eventId: newId("evt", app.clock, app.idRandom) });
+    if (outcome === "limit") {
+      throw new ServiceError(409, "console.limit_reached", `This account already has ${app.config.keys.maxPerAccount} keys that are not revoked (the maximum). Revoke one first.`);
+    }
+    app.hooks.eventsWritten();
+    return { status: 201, body: { ...keyView(key, now), raw_key: generated.raw } };
+  },
+});
+
+/** GET /keys: every key of the account, revoked ones included. */
+export const listKeys = defineConsoleRoute({
+  method: "GET",
+  path: "/keys",
+  operationId: "listKeys",
+  summary: "List API keys",
+  description: "Every key of the account, revoked ones included, oldest first. Never includes raw keys or hashes.",
+  success: { status: 200, description: "The keys.", schema: listOf(KeySchema) },
+  errors: [],
+  async handle({ app, accountId, now }) {
+    const keys = await app.storage.listKeys(accountId);
+    return ok({ data: keys.map((k) => keyView(k, now)) });
+  },
+});
+
+/** GET /keys/{key_id}. */
+export const getKey = defineConsoleRoute({
+  method: "GET",
+  path: "/keys/{key_id}",
+  operationId: "getKey",
+  summary: "Show an API key",
+  pathParams: KEY_ID,
+  success: { status: 200, description: "The key.", schema: KeySchema },
+  errors: [404],
+  async handle({ app, accountId, params, now }) {
+    const keyId = params.key_id as string;
+    const key = await app.storage.getKey(accountId, keyId);
+    if (key === null) throw notFound("key", keyId);
+    return ok(keyView(key, now));
+  },
+});
+
+/** POST /keys/{key_id}/rotate: a new secret for the same key; the old one fails at once. */
+export const rotateKey = defineConsoleRoute({
+  method: "POST",
+  path: "/keys/{key_id}/rotate",
+  operationId: "rotateKey",
+  summary: "Rotate an API key",
+  description:
+    "Issues a new secret for the key (same id, name, environment and scopes); the previous secret stops working at once (401 `auth.inactive_key`). A revoked key cannot be rotated: 409 `console.key_revoked`. No body. Emits `key.rotated`.",
+  pathParams: KEY_ID,
+  success: { status: 200, description: "The key with its new `raw_key`, shown only here.", schema: KeyWithSecretSchema },
+  errors: [404, 409],
+  async handle({ app, accountId, params, now }) {
+    const keyId = params.key_id as string;
+    const existing = await app.storage.getKey(accountId, keyId);
+    if (existing === null) throw notFound("key", keyId);
+    if (!existing.isActive) throw revoked(keyId);
+    const generated = generateApiKey(existing.environment, app.random);
+    const rotated = await app.storage.rotateKey({ accountId, keyId, newHash: generated.hash, newPrefix: generated.prefix, now, eventId: newId("evt", app.clock, app.idRandom) });
+    // Revoked between the read and the rotation.
+    if (rotated === null) throw revoked(keyId);
+    app.hooks.eventsWritten();
+    return ok({ ...keyView(rotated, now), raw_key: generated.raw });
+  },
+});
+
+function revoked(keyId: string): ServiceError {
+  return new ServiceError(409, "console.key_revoked", `Key \`${keyId}\` is revoked and cannot be rotated; create a new key instead.`);
+}
+
+/** POST /keys/{key_id}/revoke: permanent; repeating it changes nothing. */
+export const revokeKey = defineConsoleRoute({
+  method: "POST",
+  path: "/keys/{key_id}/revoke",
+  operationId: "revokeKey",
+  summary: "Revoke an API key",
+  description: "Permanently disables the key (401 `auth.inactive_key` from then on). Idempotent: revoking a revoked key returns it unchanged. No body. Emits `key.revoked` once.",
+  pathParams: KEY_ID,
+  success: { status: 200, description: "The revoked key.", schema: KeySchema },
+  errors: [404],
+  async handle({ app, accountId, params, now }) {
+    const keyId = params.key_id as string;
+    const key = await app.storage.revokeKey({ accountId, keyId, now, eventId: newId("evt", app.clock, app.idRandom) });
+    if (key === null) throw notFound("key", keyId);
+    app.hooks.eventsWritten();
+    return ok(keyView(key, now));
+  },
+});

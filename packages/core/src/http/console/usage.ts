@@ -1,0 +1,51 @@
+/** GET /usage/summary: today's requests, the billing period's calls and allowance, and active keys. */
+import * as v from "valibot";
+import { isoTime } from "../../clock/clock.ts";
+import { effectiveLimits } from "../../config/config.ts";
+import { ok } from "../reply.ts";
+import { accountOf, defineConsoleRoute } from "./console-route.ts";
+
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/** GET /usage/summary. */
+export const usageSummary = defineConsoleRoute({
+  method: "GET",
+  path: "/usage/summary",
+  operationId: "getUsageSummary",
+  summary: "Usage summary",
+  description:
+    "`today`: the account's admitted requests this UTC day (all keys); `month`: calls counted this billing period (live keys); `monthly_limit`: the period's allowance (base quota plus paid blocks); `token_balance`: calls left in it.",
+  success: {
+    status: 200,
+    description: "The usage summary.",
+    schema: v.object({
+      today: Count,
+      daily_limit: Count,
+      month: Count,
+      monthly_limit: Count,
+      token_balance: Count,
+      active_keys: Count,
+      period_start: v.pipe(v.string(), v.isoTimestamp()),
+      period_end: v.pipe(v.string(), v.isoTimestamp()),
+      quota_exhausted: v.boolean(),
+    }),
+  },
+  errors: [],
+  async handle(call) {
+    const { app, now } = call;
+    const account = await accountOf(call);
+    const limits = effectiveLimits(app.config, account.tier, account.limits);
+    const u = await app.storage.usage(account.id, now, app.config.billing.anchorDay, limits.monthlyQuota, limits.blockSize);
+    return ok({
+      today: u.today,
+      daily_limit: limits.perDay,
+      month: u.month,
+      monthly_limit: u.allowance,
+      token_balance: Math.max(0, u.allowance - u.month),
+      active_keys: u.activeKeys,
+      period_start: isoTime(u.periodStart),
+      period_end: isoTime(u.periodEnd),
+      quota_exhausted: u.exhausted,
+    });
+  },
+});

@@ -1,0 +1,172 @@
+/** Console webhook operations: create, list, show, delete, deliveries and their retry, and a test event. */
+import * as v from "valibot";
+import { ServiceError } from "../../errors/service-error.ts";
+import { EVENT_TYPES } from "../../events/events.ts";
+import type { EventType } from "../../events/events.ts";
+import { newId } from "../../ids/new-id.ts";
+import { generateSigningSecret } from "../../signing/signature.ts";
+import type { WebhookRecord } from "../../storage/types.ts";
+import { integerParam } from "../data/query-params.ts";
+import { ok } from "../reply.ts";
+import { defineConsoleRoute, notFound } from "./console-route.ts";
+import { checkUrlSyntax } from "./webhook-url.ts";
+import { DeliverySchema, listOf, WebhookSchema, WebhookWithSecretSchema, webhookView, deliveryView } from "./views.ts";
+
+const WEBHOOK_ID = { webhook_id: "The webhook's identifier (`wh_…`)." };
+
+/** The body of POST /webhooks. */
+export const CreateWebhookBody = v.strictObject({
+  url: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(2048, "must be at most 2048 characters"), v.description("HTTPS endpoint receiving the events.")),
+  events: v.pipe(
+    v.array(v.picklist(EVENT_TYPES, (issue) => `unknown event type ${String(issue.received)}; known types: ${EVENT_TYPES.join(", ")}`)),
+    v.minLength(1, "must name at least one event type"),
+    v.description("Event types to receive (duplicates are ignored)."),
+  ),
+});
+
+/** POST /webhooks. */
+export const createWebhook = defineConsoleRoute({
+  method: "POST",
+  path: "/webhooks",
+  operationId: "createWebhook",
+  summary: "Create a webhook",
+  description:
+    "The URL must be https (unless the operator allows http) and must not point at loopback, private, link-local or unique-local addresses (422 `validation.invalid_url`). At most `webhooks.maxPerAccount` webhooks per account (409 `console.limit_reached`). The signing secret is returned only here.",
+  body: CreateWebhookBody,
+  success: { status: 201, description: "The webhook with its signing secret.", schema: WebhookWithSecretSchema },
+  errors: [409],
+  async handle({ app, accountId, body, now }) {
+    const syntax = checkUrlSyntax(body.url, app.config.webhooks.allowHttp);
+    if (syntax) throw syntax;
+    if (app.webhooks.checkUrl) {
+      const refused = await app.webhooks.checkUrl(body.url);
+      if (refused) throw refused;
+    }
+    const record: WebhookRecord = {
+      id: newId("wh", app.clock, app.idRandom),
+      accountId,
+      url: body.url,
+      events: [...new Set(body.events)] as EventType[],
+      secret: generateSigningSecret(app.random),
+      createdAt: now,
+    };
+    const outcome = await app.storage.createWebhook(record, app.config.webhooks.maxPerAccount);
+    if (outcome === "limit") {
+      throw new ServiceError(409, "console.limit_reached", `This account already has ${app.config.webhooks.maxPerAccount} webhooks (the maximum). Delete one first.`);
+    }
+    return { status: 201, body: { ...webhookView(record), signing_secret: record.secret } };
+  },
+});
+
+/** GET /webhooks. */
+export const listWebhooks = defineConsoleRoute({
+  method: "GET",
+  path: "/webhooks",
+  operationId: "listWebhooks",
+  summary: "List webhooks",
+  description: "Signing secrets are never listed.",
+  success: { status: 200, description: "The webhooks.", schema: listOf(WebhookSchema) },
+  errors: [],
+  async handle({ app, accountId }) {
+    return ok({ data: (await app.storage.listWebhooks(accountId)).map(webhookView) });
+  },
+});
+
+/** GET /webhooks/{webhook_id}. */
+export const getWebhook = defineConsoleRoute({
+  method: "GET",
+  path: "/webhooks/{webhook_id}",
+  operationId: "getWebhook",
+  summary: "Show a webhook",
+  pathParams: WEBHOOK_ID,
+  success: { status: 200, description: "The webhook (without its secret).", schema: WebhookSchema },
+  errors: [404],
+  async handle({ app, accountId, params }) {
+    const id = params.webhook_id as string;
+    const w = await app.storage.getWebhook(accountId, id);
+    if (w === null) throw notFound("webhook", id);
+    return ok(webhookView(w));
+  },
+});
+
+/** DELETE /webhooks/{webhook_id}. */
+export const deleteWebhook = defineConsoleRoute({
+  method: "DELETE",
+  path: "/webhooks/{webhook_id}",
+  operationId: "deleteWebhook",
+  summary: "Delete a webhook",
+  description: "Its pending deliveries stop.",
+  pathParams: WEBHOOK_ID,
+  success: { status: 204, description: "Deleted." },
+  errors: [404],
+  async handle({ app, accountId, params }) {
+    const id = params.webhook_id as string;
+    if (!(await app.storage.deleteWebhook(accountId, id))) throw notFound("webhook", id);
+    return { status: 204 };
+  },
+});
+
+/** GET /webhooks/{webhook_id}/deliveries. */
+export const listDeliveries = defineConsoleRoute({
+  method: "GET",
+  path: "/webhooks/{webhook_id}/deliveries",
+  operationId: "listDeliveries",
+  summary: "List a webhook's deliveries",
+  description: "Newest first, each with its attempts (time, status code, latency, error class, start of the response body).",
+  pathParams: WEBHOOK_ID,
+  query: v.object({ limit: v.optional(integerParam(1, 100, "How many deliveries, newest first."), "50") }),
+  success: { status: 200, description: "The deliveries.", schema: listOf(DeliverySchema) },
+  errors: [404],
+  async handle({ app, accountId, params, query }) {
+    const id = params.webhook_id as string;
+    if ((await app.storage.getWebhook(accountId, id)) === null) throw notFound("webhook", id);
+    const deliveries = await app.storage.listDeliveries(accountId, id, query.limit);
+    return ok({ data: deliveries.map(deliveryView) });
+  },
+});
+
+/** POST /webhooks/{webhook_id}/deliveries/{delivery_id}/retry. */
+export const retryDelivery = defineConsoleRoute({
+  method: "POST",
+  path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",
+  operationId: "retryDelivery",
+  summary: "Retry a delivery now",
+  description: "Makes the delivery (dead ones included) due at once; the worker sends it shortly. No body.",
+  pathParams: { ...WEBHOOK_ID, delivery_id: "The delivery's identifier (`dlv_…`)." },
+  success: { status: 202, description: "The delivery, due now.", schema: DeliverySchema },
+  errors: [404],
+  async handle({ app, accountId, params, now }) {
+    const webhookId = params.webhook_id as string;
+    const deliveryId = params.delivery_id as string;
+    const d = await app.storage.retryDelivery(accountId, webhookId, deliveryId, now);
+    if (d === null) throw notFound("delivery", deliveryId);
+    app.hooks.eventsWritten();
+    return { status: 202, body: deliveryView(d) };
+  },
+});
+
+const NO_SENDER = new ServiceError(501, "not_implemented", "Test deliveries are not available in this deployment (no webhook sender is configured).");
+
+/** POST /webhooks/test. */
+export const testWebhooks = defineConsoleRoute({
+  method: "POST",
+  path: "/webhooks/test",
+  operationId: "testWebhooks",
+  summary: "Send a test event",
+  description: "Makes one synchronous attempt of a synthetic `quota.warning` to each of the account's webhooks. No body.",
+  success: {
+    status: 200,
+    description: "The test event's id and each webhook's outcome.",
+    schema: v.object({
+      event_id: v.string(),
+      results: v.array(
+        v.object({ webhook_id: v.string(), url: v.string(), ok: v.boolean(), response_status: v.nullable(v.pipe(v.number(), v.integer())), duration_ms: v.number(), error: v.nullable(v.string()) }),
+      ),
+    }),
+  },
+  errors: [501],
+  async handle({ app, accountId }) {
+    if (!app.webhooks.sendTest) throw NO_SENDER;
+    return ok(await app.webhooks.sendTest(accountId));
+  },
+});

@@ -1,0 +1,179 @@
+/** `createApp`: the whole HTTP service as one Web-standard `fetch(request, ctx)`, runtime-agnostic. */
+import * as v from "valibot";
+import { cryptoRandom, systemClock } from "../clock/clock.ts";
+import { DEFAULT_CONFIG } from "../config/config.ts";
+import { createSyntheticSource } from "../data/synthetic.ts";
+import { ServiceError } from "../errors/service-error.ts";
+import type { Logger } from "../log/logger.ts";
+import { silentLogger } from "../log/logger.ts";
+import type { AppContext, AppHooks, AppOptions, ClientInfo } from "./app-options.ts";
+import { ADMIN_BASE, adminRoutes } from "./admin/admin-routes.ts";
+import { consoleRoute, sessionTokenAuth } from "./console/console-route.ts";
+import { CONSOLE_ROUTES } from "./console/console-routes.ts";
+import { dataPipeline } from "./data/data-pipeline.ts";
+import { DATA_ENDPOINTS } from "./data/endpoints.ts";
+import { failClosedSource, failClosedStorage } from "./fail-closed.ts";
+import type { OpenApiDocument } from "./openapi/openapi.ts";
+import { buildOpenApi } from "./openapi/openapi.ts";
+import { pooledRandom } from "./pooled-random.ts";
+import { asServiceError, errorResponse, JSON_TYPE } from "./reply.ts";
+import { splitUrl } from "./request-url.ts";
+import type { Route } from "./route.ts";
+import type { RouteMatch } from "./router.ts";
+import { compileRouter } from "./router.ts";
+
+/** The base path of the data endpoints. */
+export const DATA_BASE = "/data/v1";
+
+/** The error body's schema, `{detail, code, status}`. */
+export const ErrorBodySchema = v.object({
+  detail: v.pipe(v.string(), v.description("Human-readable explanation.")),
+  code: v.pipe(v.string(), v.description("Stable machine-readable code, e.g. `auth.unknown_key`.")),
+  status: v.pipe(v.number(), v.integer(), v.description("The HTTP status, repeated.")),
+});
+
+/** A route's method and path, as listed by `App.routes`. */
+export interface RouteInfo {
+  readonly method: string;
+  readonly path: string;
+  readonly operationId: string;
+}
+
+/** The app: a fetch handler plus introspection. */
+export interface App {
+  /** Handles one request; `ctx.clientAddress` is the peer's IP as the adapter saw it. */
+  fetch(request: Request, ctx?: ClientInfo): Promise<Response>;
+  /** The OpenAPI 3.1 document of every route (admin routes included even when the admin API is off). */
+  readonly openapi: OpenApiDocument;
+  /** Every route (method, OpenAPI path, operation id). */
+  readonly routes: readonly RouteInfo[];
+}
+
+function safeHooks(hooks: AppHooks | undefined, logger: Logger): Required<AppHooks> {
+  const guard =
+    <A extends unknown[]>(name: string, fn: ((...args: A) => void) | undefined) =>
+    (...args: A): void => {
+      if (!fn) return;
+      try {
+        fn(...args);
+      } catch (error) {
+        logger.warn("hook failed", { hook: name, error: error instanceof Error ? error.message : String(error) });
+      }
+    };
+  return { chargeRequested: guard("chargeRequested", hooks?.chargeRequested?.bind(hooks)), eventsWritten: guard("eventsWritten", hooks?.eventsWritten?.bind(hooks)) };
+}
+
+const PREFLIGHT_HEADERS = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": "GET, POST, OPTIONS",
+  "access-control-allow-headers": "Authorization, Content-Type",
+  "access-control-max-age": "86400",
+} as const;
+
+/** Creates the HTTP app over a storage and the capabilities it needs. */
+export function createApp(options: AppOptions): App {
+  const config = options.config ?? DEFAULT_CONFIG;
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? cryptoRandom;
+  const storage = failClosedStorage(options.storage, logger);
+  const app: AppContext = {
+    storage,
+    clock,
+    random,
+    idRandom: pooledRandom(random),
+    config,
+    logger,
+    hooks: safeHooks(options.hooks, logger),
+    webhooks: options.webhooks ?? {},
+    testData: failClosedSource(options.testData ?? createSyntheticSource(config.data.syntheticSeed), logger, "testData"),
+    liveData: failClosedSource(options.liveData ?? options.storage.benchmarks, logger, "liveData"),
+    consoleAuth: options.consoleAuth ?? sessionTokenAuth(storage, clock),
+    adminToken: options.adminToken ? options.adminToken : null,
+  };
+
+  const pipeline = dataPipeline(app, options.storage);
+  const dataRoutes: Route[] = DATA_ENDPOINTS.map((e) => {
+    const space = e.endpoint.indexOf(" ");
+    return {
+      method: e.endpoint.slice(0, space),
+      path: DATA_BASE + e.endpoint.slice(space + 1),
+      run: pipeline(e),
+      doc: {
+        operationId: e.operationId,
+        summary: e.summary,
+        ...(e.description !== undefined ? { description: e.description } : {}),
+        tag: "Data",
+        security: "apiKey",
+        ...(e.query ? { query: e.query } : {}),
+        ...(e.body ? { body: e.body } : {}),
+        success: { status: 200, description: e.summary + ".", ...(e.response ? { schema: e.response } : {}) },
+        errors: [...new Set([401, 402, 403, 429, 503, ...(e.query ? [422] : []), ...(e.errors ?? [])])],
+        rateLimited: true,
+      },
+    };
+  });
+  let openapiJson: string | undefined;
+  const serviceRoutes: Route[] = [
+    {
+      method: "GET",
+      path: "/healthz",
+      run: () => Promise.resolve(new Response('{"ok":true}', { status: 200, headers: { "content-type": JSON_TYPE, "cache-control": "no-store" } })),
+      doc: {
+        operationId: "healthz",
+        summary: "Liveness",
+        tag: "Service",
+        security: "none",
+        success: { status: 200, description: "The service is up.", schema: v.object({ ok: v.literal(true) }) },
+        errors: [],
+      },
+    },
+    {
+      method: "GET",
+      path: "/openapi.json",
+      run: () => Promise.resolve(new Response((openapiJson ??= JSON.stringify(documented())), { status: 200, headers: { "content-type": JSON_TYPE, "access-control-allow-origin": "*" } })),
+      doc: { operationId: "openapi", summary: "This OpenAPI 3.1 document", tag: "Service", security: "none", success: { status: 200, description: "The document." }, errors: [] },
+    },
+  ];
+  const consoleRoutes = CONSOLE_ROUTES.map((r) => consoleRoute(app, r));
+  const admin = adminRoutes(app);
+  const allRoutes = [...dataRoutes, ...consoleRoutes, ...admin, ...serviceRoutes];
+  const router = compileRouter(app.adminToken === null ? [...dataRoutes, ...consoleRoutes, ...serviceRoutes] : allRoutes);
+  let openapi: OpenApiDocument | undefined;
+  const documented = (): OpenApiDocument => (openapi ??= buildOpenApi(allRoutes, ErrorBodySchema));
+  const noClient: ClientInfo = {};
+
+  const answer = (request: Request, path: string, method: string, match: RouteMatch<Route>): Response => {
+    const data = path.startsWith(DATA_BASE + "/");
+    if (method === "OPTIONS" && data) return new Response(null, { status: 204, headers: PREFLIGHT_HEADERS });
+    const cors: Record<string, string> = data && request.headers.get("origin") !== null ? { "access-control-allow-origin": "*" } : {};
+    if (match.kind === "method_not_allowed") {
+      const allow = match.allow.join(", ");
+      return errorResponse(new ServiceError(405, "method_not_allowed", `${method} is not allowed on ${path}; allowed: ${allow}.`), { ...cors, allow });
+    }
+    const what = path.startsWith(ADMIN_BASE + "/") && app.adminToken === null ? "The admin API is not enabled." : `No route ${method} ${path}.`;
+    return errorResponse(new ServiceError(404, "not_found", what), cors);
+  };
+
+  // Not async: a matched route's promise is returned as is (every route catches its own errors), saving a
+  // frame per request on the hot path.
+  const fetch = (request: Request, ctx?: ClientInfo): Promise<Response> => {
+    try {
+      const { path, search } = splitUrl(request.url);
+      const method = request.method;
+      const match = router.match(method, path);
+      if (match.kind === "found") return match.route.run(request, match.params, search, ctx ?? noClient);
+      return Promise.resolve(answer(request, path, method, match));
+    } catch (error) {
+      return Promise.resolve(errorResponse(asServiceError(error, logger, "fetch")));
+    }
+  };
+
+  return {
+    fetch,
+    get openapi(): OpenApiDocument {
+      return documented();
+    },
+    routes: allRoutes.map((r) => ({ method: r.method, path: r.path, operationId: r.doc.operationId })),
+  };
+}

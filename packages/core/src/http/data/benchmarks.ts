@@ -1,0 +1,55 @@
+/** GET /data/v1/benchmarks: the percentile set of every metric of a category whose cell meets the publication minimum. */
+import * as v from "valibot";
+import { isoTime } from "../../clock/clock.ts";
+import { metricsOf } from "../../data/catalog.ts";
+import { okJson } from "../reply.ts";
+import { cellPercentilesJson } from "./cell-summary.ts";
+import { insufficientSample, noData, resolvePeriod } from "./cell-lookup.ts";
+import { defineDataEndpoint, segmentOf } from "./data-endpoint.ts";
+import { PercentileSetSchema, Timestamp } from "./doc-schemas.ts";
+import { categoryParam, periodParam, segmentParam } from "./query-params.ts";
+
+/** GET /benchmarks. `sample_size` is the largest sample among the metrics included. */
+export const benchmarksEndpoint = defineDataEndpoint({
+  endpoint: "GET /benchmarks",
+  operationId: "getBenchmarks",
+  summary: "Aggregate percentiles of every metric of a category",
+  description:
+    "Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell has fewer businesses than the publication minimum are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` is the largest sample among the metrics included.",
+  query: v.object({ category: categoryParam, segment: v.optional(segmentParam), period: v.optional(periodParam) }),
+  response: v.object({
+    category: v.string(),
+    segment: v.string(),
+    period: v.string(),
+    generated_at: Timestamp,
+    sample_size: v.pipe(v.number(), v.integer()),
+    metrics: v.record(v.string(), PercentileSetSchema),
+  }),
+  errors: [404, 422],
+  async handle({ query, source, app, now }) {
+    const segment = segmentOf(query.segment);
+    const period = await resolvePeriod(source, query.category, segment, query.period);
+    const wanted = metricsOf(query.category);
+    const cells = await source.cells(query.category, segment, period, wanted);
+    if (cells.size === 0) return noData(source, query.category, segment, period);
+    const minimum = app.config.data.minSampleSize;
+    let metrics = "";
+    let sampleSize = 0;
+    let largestRefused = 0;
+    for (const m of wanted) {
+      const cell = cells.get(m);
+      if (cell === undefined) continue;
+      if (cell.sampleSize < minimum) {
+        if (cell.sampleSize > largestRefused) largestRefused = cell.sampleSize;
+        continue;
+      }
+      // Metric keys are catalogue identifiers: no escaping needed.
+      metrics += `${metrics === "" ? "" : ","}"${m}":${cellPercentilesJson(cell)}`;
+      if (cell.sampleSize > sampleSize) sampleSize = cell.sampleSize;
+    }
+    if (sampleSize === 0) throw insufficientSample(query.category, segment, period, null, largestRefused, minimum);
+    return okJson(
+      `{"category":"${query.category}","segment":${JSON.stringify(segment)},"period":${JSON.stringify(period)},"generated_at":"${isoTime(now)}","sample_size":${sampleSize},"metrics":{${metrics}}}`,
+    );
+  },
+});

@@ -1,0 +1,214 @@
+/**
+ * The data request pipeline, in the spec's order: bearer key → format → lookup → active → IP allow-list →
+ * environment → browser use of a live key → scopes → ONE `storage.admit` (per-key window, per-account day and,
+ * for live keys, quota) → query validation and the handler. This is the hot path: everything per endpoint is
+ * prepared once, storage is called exactly twice, and the body is serialized once.
+ */
+import type { ServiceConfig } from "../../config/config.ts";
+import { effectiveLimits } from "../../config/config.ts";
+import { ServiceError } from "../../errors/service-error.ts";
+import { newId } from "../../ids/new-id.ts";
+import { parseApiKey } from "../../keys/api-key.ts";
+import { ENDPOINT_SCOPES } from "../../scopes/scopes.ts";
+import type { AccountRecord, AdmitInput, AdmitQuota, AdmitResult, KeyLookup, Storage, TierLimits, WindowInfo } from "../../storage/types.ts";
+import type { AppContext } from "../app-options.ts";
+import { unavailable } from "../fail-closed.ts";
+import { memoHash } from "../memo-hash.ts";
+import { parseQuery } from "../query.ts";
+import { asServiceError, JSON_TYPE } from "../reply.ts";
+import { bearerToken } from "../request-url.ts";
+import type { RouteRun } from "../route.ts";
+import type { AnyDataEndpoint } from "./data-endpoint.ts";
+import { addressAllowed, clientAddressOf, requestTarget } from "./key-checks.ts";
+
+const MISSING_KEY = new ServiceError(401, "auth.missing_key", "Missing API key: send `Authorization: Bearer svc_live_…` or `svc_test_…`.");
+const MALFORMED_KEY = new ServiceError(401, "auth.malformed_key", "Malformed API key: expected `svc_live_` or `svc_test_` followed by 48 URL-safe characters.");
+const UNKNOWN_KEY = new ServiceError(401, "auth.unknown_key", "Unknown API key.");
+const INACTIVE_KEY = new ServiceError(401, "auth.inactive_key", "This API key is no longer active: it was revoked or replaced by a rotation.");
+const IP_NOT_ALLOWED = new ServiceError(403, "auth.ip_not_allowed", "Requests from this IP address are not allowed for this account.");
+const LIVE_KEY_IN_BROWSER = new ServiceError(
+  403,
+  "auth.live_key_in_browser",
+  "Live keys must not be used from browsers (the request has an Origin header). Call the API from your server, or use a test key in browser code.",
+);
+const ENV_MISMATCH = {
+  live: new ServiceError(403, "auth.environment_mismatch", "This is a test key, but the request targets the live environment. Use a live key, or the sandbox host."),
+  test: new ServiceError(403, "auth.environment_mismatch", "This is a live key, but the request targets the test environment. Use a test key here."),
+} as const;
+
+/** Headers browsers may read on cross-origin responses. */
+const EXPOSE_HEADERS = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After";
+
+/** The window the `X-RateLimit-*` headers describe: the minute window unless the day has fewer requests left. */
+function reported(minute: WindowInfo, day: WindowInfo): WindowInfo {
+  return day.remaining < minute.remaining ? day : minute;
+}
+
+function responseHeaders(window: WindowInfo | null, cors: boolean): Record<string, string> {
+  const h: Record<string, string> = window
+    ? {
+        "content-type": JSON_TYPE,
+        "x-ratelimit-limit": String(window.limit),
+        "x-ratelimit-remaining": String(window.remaining),
+        "x-ratelimit-reset": String(Math.ceil(window.resetAt / 1000)),
+      }
+    : { "content-type": JSON_TYPE };
+  if (cors) {
+    h["access-control-allow-origin"] = "*";
+    h["access-control-expose-headers"] = EXPOSE_HEADERS;
+  }
+  return h;
+}
+
+function errorOut(error: ServiceError, window: WindowInfo | null, cors: boolean): Response {
+  const h = responseHeaders(window, cors);
+  if (error.headers) for (const name in error.headers) h[name.toLowerCase()] = error.headers[name] as string;
+  return new Response(JSON.stringify(error.toBody()), { status: error.status, headers: h });
+}
+
+function rateLimited(result: Extract<AdmitResult, { kind: "rate_limited" }>): { error: ServiceError; window: WindowInfo } {
+  const w = result.window === "minute" ? result.minute : result.day;
+  const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+  const detail =
+    result.window === "minute"
+      ? `Rate limit exceeded: at most ${w.limit} requests per minute (sliding window) for this key. Retry after ${seconds} s.`
+      : `Daily limit exceeded: at most ${w.limit} requests per UTC day for this account. Retry after ${seconds} s.`;
+  return { error: new ServiceError(429, "rate_limit.exceeded", detail, { "retry-after": String(seconds) }), window: { limit: w.limit, remaining: 0, resetAt: w.resetAt } };
+}
+
+function quotaExhausted(result: Extract<AdmitResult, { kind: "quota_exhausted" }>): ServiceError {
+  const q = result.quota;
+  const used = `Monthly quota exhausted: ${q.used} of ${q.allowance} calls used this billing period.`;
+  const next = result.chargeInvoiceId
+    ? ` An automatic charge for the next quota block has started (invoice ${result.chargeInvoiceId}); access resumes once it clears.`
+    : result.heldForReview
+      ? " Automatic charges are paused for review after repeated attempts this period; contact support or retry the payment from the console."
+      : " A charge for the next quota block is pending or has failed; access resumes once a charge clears (a failed charge can be retried from the console).";
+  return new ServiceError(402, "quota.exhausted", used + next);
+}
+
+/**
+ * Prepares what every data endpoint shares (the raw store, the memoized key hash, per-account limits), and
+ * returns the builder of each endpoint's pipeline. `storage` is the raw store: its failures are caught here.
+ */
+export function dataPipeline(app: AppContext, storage: Storage): (endpoint: AnyDataEndpoint) => RouteRun {
+  const { clock, idRandom } = app;
+  const config: ServiceConfig = app.config;
+  const limitsCache = new WeakMap<AccountRecord, TierLimits>();
+  const limitsOf = (account: AccountRecord): TierLimits => {
+    let l = limitsCache.get(account);
+    if (l === undefined) limitsCache.set(account, (l = effectiveLimits(config, account.tier, account.limits)));
+    return l;
+  };
+  const hash = memoHash();
+  // The ids are minted on first read: most requests cross no warning threshold and start no charge. The
+  // getters are own enumerable properties, so a store that copies or spreads the input still gets values.
+  const liveQuota = (limits: TierLimits): AdmitQuota => {
+    let warningEventId: string | undefined;
+    let invoiceId: string | undefined;
+    return {
+      anchorDay: config.billing.anchorDay,
+      baseQuota: limits.monthlyQuota,
+      blockSize: limits.blockSize,
+      blockPrice: limits.blockPrice,
+      currency: config.currency,
+      retryAfterFailureMs: config.billing.retryAfterFailureSeconds * 1000,
+      maxAutoCharges: config.billing.maxAutoChargesPerPeriod,
+      get warningEventId(): string {
+        return (warningEventId ??= newId("evt", clock, idRandom));
+      },
+      get invoiceId(): string {
+        return (invoiceId ??= newId("inv", clock, idRandom));
+      },
+    };
+  };
+  return (endpoint) => endpointPipeline(app, storage, endpoint, hash, limitsOf, liveQuota);
+}
+
+function endpointPipeline(
+  app: AppContext,
+  storage: Storage,
+  endpoint: AnyDataEndpoint,
+  hash: (raw: string) => string,
+  limitsOf: (account: AccountRecord) => TierLimits,
+  liveQuota: (limits: TierLimits) => AdmitQuota,
+): RouteRun {
+  const required = ENDPOINT_SCOPES[endpoint.endpoint];
+  const space = endpoint.endpoint.indexOf(" ");
+  const label = `${endpoint.endpoint.slice(0, space)} /data/v1${endpoint.endpoint.slice(space + 1)}`;
+  const { clock, logger, hooks } = app;
+  const config: ServiceConfig = app.config;
+  const querySchema = endpoint.query;
+  const emptyQuery = Object.freeze({});
+
+  return async (request, _params, search, client) => {
+    const headers = request.headers;
+    const cors = headers.get("origin") !== null;
+    let window: WindowInfo | null = null;
+    try {
+      const raw = bearerToken(headers.get("authorization"));
+      if (raw === null) throw MISSING_KEY;
+      if (parseApiKey(raw) === null) throw MALFORMED_KEY;
+      let lookup: KeyLookup | null;
+      try {
+        lookup = await storage.findKeyByHash(hash(raw));
+      } catch (error) {
+        throw unavailable(logger, "findKeyByHash", error);
+      }
+      if (lookup === null) throw UNKNOWN_KEY;
+      const { key, account } = lookup;
+      if (lookup.retired || !key.isActive) throw INACTIVE_KEY;
+      if (account.allowedCidrs.length > 0 && !addressAllowed(clientAddressOf(request, client, config.trustProxy), account.allowedCidrs)) throw IP_NOT_ALLOWED;
+      const target = requestTarget(config, request);
+      if (key.environment !== target) throw ENV_MISMATCH[target];
+      const live = key.environment === "live";
+      if (live && cors) throw LIVE_KEY_IN_BROWSER;
+      for (const scope of required) {
+        if (!key.scopes.includes(scope)) {
+          const missing = required.filter((s) => !key.scopes.includes(s));
+          throw new ServiceError(403, "auth.insufficient_scope", `This key lacks the scope ${missing.map((s) => `\`${s}\``).join(" and ")} required by ${label}.`);
+        }
+      }
+
+      const limits = limitsOf(account);
+      const input: AdmitInput = {
+        now: clock.now(),
+        keyId: key.id,
+        accountId: account.id,
+        perMinute: limits.perMinute,
+        perDay: limits.perDay,
+        windowMs: 60_000,
+        quota: live ? liveQuota(limits) : null,
+      };
+      let result: AdmitResult;
+      try {
+        result = await storage.admit(input);
+      } catch (error) {
+        throw unavailable(logger, "admit", error);
+      }
+      if (result.kind === "rate_limited") {
+        const refused = rateLimited(result);
+        window = refused.window;
+        throw refused.error;
+      }
+      window = reported(result.minute, result.day);
+      if (result.kind === "quota_exhausted") {
+        if (result.chargeInvoiceId !== null) hooks.chargeRequested(result.chargeInvoiceId);
+        throw quotaExhausted(result);
+      }
+      if (result.quota !== null && result.quota.warned !== null) hooks.eventsWritten();
+
+      const query = querySchema ? parseQuery(querySchema, search) : emptyQuery;
+      const reply = await endpoint.handle({ query, request, source: live ? app.liveData : app.testData, dataset: key.environment, key, account, now: result.now, app });
+      const h = responseHeaders(window, cors);
+      if (reply.json !== undefined) return new Response(reply.json, { status: reply.status, headers: h });
+      if (reply.body === undefined) {
+        delete h["content-type"];
+        return new Response(null, { status: reply.status, headers: h });
+      }
+      return new Response(JSON.stringify(reply.body), { status: reply.status, headers: h });
+    } catch (error) {
+      return errorOut(asServiceError(error, logger, label), window, cors);
+    }
+  };
+}

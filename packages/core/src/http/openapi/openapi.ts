@@ -1,0 +1,147 @@
+/**
+ * The OpenAPI 3.1 document, generated from the routes and the very valibot schemas that validate requests
+ * (via @valibot/to-json-schema, targeting JSON Schema 2020-12, OpenAPI 3.1's dialect), so docs cannot drift.
+ */
+import type * as v from "valibot";
+import { toJsonSchema } from "@valibot/to-json-schema";
+import type { JsonSchema } from "@valibot/to-json-schema";
+import type { Route, RouteDoc } from "../route.ts";
+
+/** An OpenAPI document (a JSON object). */
+export type OpenApiDocument = Record<string, unknown>;
+
+const ERROR_CODES: Readonly<Record<number, string>> = {
+  400: "Bad request: `request.invalid_json`.",
+  401: "Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin).",
+  402: "Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review).",
+  403: "Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console).",
+  404: "Not found: `not_found`, `data.not_found`, `data.insufficient_sample`.",
+  409: "Conflict: `console.limit_reached`, `console.key_revoked`, `billing.nothing_to_charge`.",
+  413: "Body too large: `request.too_large` (more than 1 MB).",
+  415: "Unsupported media type: `request.unsupported_media_type` (send application/json).",
+  422: "Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`.",
+  429: "Rate limited: `rate_limit.exceeded` (the detail names the minute or day window).",
+  500: "Internal error: `internal` (no details are exposed).",
+  501: "Not implemented: `not_implemented`.",
+  503: "Storage unreachable: `service.unavailable` (fail closed; retry).",
+};
+
+/** Fixes what JSON Schema conversion leaves for OpenAPI: no `$schema` per fragment, numeric defaults as numbers. */
+function tidy(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) tidy(item);
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  const o = node as Record<string, unknown>;
+  delete o.$schema;
+  // Query defaults are given as the strings they replace; the documented type is the parsed number.
+  if ((o.type === "integer" || o.type === "number") && typeof o.default === "string") o.default = Number(o.default);
+  for (const value of Object.values(o)) tidy(value);
+}
+
+function jsonSchema(schema: v.GenericSchema, typeMode: "input" | "output"): JsonSchema {
+  const out = toJsonSchema(schema, { target: "draft-2020-12", typeMode, errorMode: "ignore" });
+  tidy(out);
+  return out;
+}
+
+function queryParameters(doc: RouteDoc): unknown[] {
+  if (!doc.query) return [];
+  const out: unknown[] = [];
+  for (const [name, entry] of Object.entries(doc.query.entries)) {
+    const schema = jsonSchema(entry as v.GenericSchema, "output") as Record<string, unknown>;
+    const description = schema.description;
+    delete schema.description;
+    const optional = (entry as { type: string }).type === "optional";
+    out.push({ name, in: "query", required: !optional, ...(typeof description === "string" ? { description } : {}), schema });
+  }
+  return out;
+}
+
+function pathParameters(doc: RouteDoc): unknown[] {
+  return Object.entries(doc.pathParams ?? {}).map(([name, description]) => ({ name, in: "path", required: true, description, schema: { type: "string" } }));
+}
+
+const RATE_HEADERS = {
+  "X-RateLimit-Limit": { $ref: "#/components/headers/X-RateLimit-Limit" },
+  "X-RateLimit-Remaining": { $ref: "#/components/headers/X-RateLimit-Remaining" },
+  "X-RateLimit-Reset": { $ref: "#/components/headers/X-RateLimit-Reset" },
+};
+
+function errorResponse(status: number, rateLimited: boolean): unknown {
+  if (!rateLimited) return { $ref: `#/components/responses/Error${status}` };
+  const headers: Record<string, unknown> = status === 401 || status === 403 ? {} : { ...RATE_HEADERS };
+  if (status === 429) headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
+  return {
+    description: ERROR_CODES[status] ?? "Error.",
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  };
+}
+
+function operation(route: Route): Record<string, unknown> {
+  const d = route.doc;
+  const responses: Record<string, unknown> = {};
+  const success: Record<string, unknown> = { description: d.success.description };
+  if (d.rateLimited) success.headers = RATE_HEADERS;
+  if (d.success.schema) success.content = { "application/json": { schema: jsonSchema(d.success.schema, "output") } };
+  responses[String(d.success.status)] = success;
+  for (const status of [...d.errors].sort((a, b) => a - b)) responses[String(status)] = errorResponse(status, d.rateLimited === true);
+  const parameters = [...pathParameters(d), ...queryParameters(d)];
+  return {
+    operationId: d.operationId,
+    summary: d.summary,
+    ...(d.description !== undefined ? { description: d.description } : {}),
+    tags: [d.tag],
+    security: d.security === "none" ? [] : [{ [d.security]: [] }],
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(d.body ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchema(d.body, "input") } } } } : {}),
+    responses,
+  };
+}
+
+/** Builds the OpenAPI 3.1 document of the given routes. */
+export function buildOpenApi(routes: readonly Route[], errorSchema: v.GenericSchema): OpenApiDocument {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+  const statuses = new Set<number>();
+  for (const r of routes) for (const s of r.doc.errors) statuses.add(s);
+  const responses: Record<string, unknown> = {};
+  for (const s of [...statuses].sort((a, b) => a - b)) {
+    responses[`Error${s}`] = { description: ERROR_CODES[s] ?? "Error.", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+  }
+  const int = (description: string): unknown => ({ description, schema: { type: "integer" } });
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "benchdata API",
+      version: "1.0.0",
+      description:
+        "Category-level financial benchmarks behind API keys. Data endpoints under /data/v1 take `Authorization: Bearer svc_live_…` or `svc_test_…`; console endpoints under /api/v1/console take a session token; the operator's admin API under /api/v1/admin takes the admin token. Every error body is `{detail, code, status}`.",
+    },
+    servers: [{ url: "/" }],
+    tags: [
+      { name: "Data", description: "Benchmark data (API key)." },
+      { name: "Console", description: "Keys, usage, webhooks and billing of the signed-in account (session token)." },
+      { name: "Admin", description: "Operator API (admin token); off unless an admin token is configured." },
+      { name: "Service", description: "Health and this document." },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: { type: "http", scheme: "bearer", bearerFormat: "svc_live_… / svc_test_… (48 URL-safe characters after the prefix)", description: "An API key." },
+        session: { type: "http", scheme: "bearer", bearerFormat: "bds_sess_…", description: "A console session token issued by the operator." },
+        admin: { type: "http", scheme: "bearer", description: "The operator's admin token (BENCHDATA_ADMIN_TOKEN)." },
+      },
+      schemas: { Error: jsonSchema(errorSchema, "output") },
+      responses,
+      headers: {
+        "X-RateLimit-Limit": int("Requests allowed in the reported window (the per-minute window unless the daily limit has fewer left)."),
+        "X-RateLimit-Remaining": int("Requests left in that window."),
+        "X-RateLimit-Reset": int("When that window frees a slot (minute) or starts again (day), Unix seconds."),
+        "Retry-After": int("Seconds to wait before retrying."),
+      },
+    },
+  };
+}

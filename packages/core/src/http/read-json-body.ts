@@ -1,0 +1,106 @@
+/**
+ * Reading a JSON request body defensively: `application/json` only (415), at most `maxBytes` whether or not
+ * Content-Length says so (413, counted while streaming), valid UTF-8 JSON (400), then its schema (422 naming
+ * the field).
+ */
+import * as v from "valibot";
+import { ServiceError } from "../errors/service-error.ts";
+
+/** The largest body accepted: 1 MB. */
+export const MAX_BODY_BYTES = 1_048_576;
+
+const TOO_LARGE = new ServiceError(413, "request.too_large", `Request body too large: at most ${MAX_BODY_BYTES} bytes.`);
+const UNSUPPORTED = new ServiceError(415, "request.unsupported_media_type", "Content-Type must be application/json.");
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+function invalidJson(why: string): ServiceError {
+  return new ServiceError(400, "request.invalid_json", `Request body is not valid JSON: ${why}.`);
+}
+
+/** Whether a Content-Type names JSON (`application/json`, parameters such as charset allowed). */
+export function isJsonContentType(value: string | null): boolean {
+  if (value === null) return false;
+  const semi = value.indexOf(";");
+  const type = (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
+  return type === "application/json";
+}
+
+/** The body's bytes, refusing more than `maxBytes` as soon as they are seen. */
+async function readBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const length = request.headers.get("content-length");
+  if (length !== null && /^\d+$/.test(length.trim()) && Number(length) > maxBytes) throw TOO_LARGE;
+  const body = request.body;
+  if (body === null) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      void reader.cancel().catch(() => {});
+      throw TOO_LARGE;
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+/** Reads and parses a JSON body (415, 413, 400 as described above). */
+export async function readJson(request: Request, maxBytes: number = MAX_BODY_BYTES): Promise<unknown> {
+  if (!isJsonContentType(request.headers.get("content-type"))) throw UNSUPPORTED;
+  const bytes = await readBytes(request, maxBytes);
+  if (bytes.byteLength === 0) throw invalidJson("the body is empty");
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    throw invalidJson("it is not UTF-8");
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw invalidJson(error instanceof Error ? error.message : "syntax error");
+  }
+}
+
+/** A valibot issue path as `field`, `scopes[2]` or `limits.per_minute`. */
+export function issuePath(issue: v.BaseIssue<unknown>): string {
+  let out = "";
+  for (const item of issue.path ?? []) {
+    const key = (item as { key: unknown }).key;
+    out += typeof key === "number" ? `[${key}]` : out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+/** Validates a parsed body against its schema, or throws 422 `validation.invalid_body` naming the first bad field. */
+export function validateBody<S extends v.GenericSchema>(schema: S, value: unknown): v.InferOutput<S> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ServiceError(422, "validation.invalid_body", "Invalid request body: it must be a JSON object.");
+  }
+  const result = v.safeParse(schema, value, { abortEarly: true });
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const field = issuePath(issue);
+  const detail =
+    issue.expected === "never"
+      ? `\`${field}\` is not a known field.`
+      : (issue.type === "object" || issue.type === "strict_object") && issue.received === "undefined"
+        ? `\`${field}\` is required.`
+        : `\`${field}\`: ${issue.message}`;
+  throw new ServiceError(422, "validation.invalid_body", `Invalid request body: ${detail}`);
+}
+
+/** Reads, parses and validates a JSON body in one step. */
+export async function readBody<S extends v.GenericSchema>(request: Request, schema: S): Promise<v.InferOutput<S>> {
+  return validateBody(schema, await readJson(request));
+}

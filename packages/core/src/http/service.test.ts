@@ -1,0 +1,156 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { describe, expect, it } from "vitest";
+import { createMemoryStorage } from "../storage/memory-storage.ts";
+import { createApp } from "./create-app.ts";
+import { compileRouter } from "./router.ts";
+import { bearerToken, splitUrl } from "./request-url.ts";
+import { queryValues } from "./query.ts";
+import { interpretPercentile } from "./data/interpretation.ts";
+import { clientAddressOf } from "./data/key-checks.ts";
+import { kit, LIVE_HOST } from "./test-kit.ts";
+
+describe("service routes", () => {
+  it("GET /healthz → 200 {ok:true} without auth", async () => {
+    const r = await kit().call(new Request(`${LIVE_HOST}/healthz`));
+    expect([r.status, r.body]).toEqual([200, { ok: true }]);
+  });
+
+  it("unknown route → 404 not_found; wrong method → 405 method_not_allowed with Allow", async () => {
+    const k = kit();
+    const nf = await k.call(new Request(`${LIVE_HOST}/nope`));
+    expect(nf.body).toEqual({ detail: expect.any(String), code: "not_found", status: 404 });
+    const wrong = await k.call(new Request(`${LIVE_HOST}/data/v1/benchmarks`, { method: "DELETE" }));
+    expect([wrong.status, wrong.body.code]).toEqual([405, "method_not_allowed"]);
+    expect(wrong.headers.get("allow")).toBe("GET");
+    const keys = await k.call(new Request(`${LIVE_HOST}/api/v1/console/keys`, { method: "PUT" }));
+    expect(keys.headers.get("allow")).toBe("POST, GET");
+  });
+
+  it("a trailing slash and a query string do not change the route", async () => {
+    const r = await kit().call(new Request(`${LIVE_HOST}/healthz/?x=1`));
+    expect(r.status).toBe(200);
+  });
+
+  it("every error body is exactly {detail, code, status}", async () => {
+    const k = kit();
+    for (const r of [await k.call(new Request(`${LIVE_HOST}/x`)), await k.data(null, "/benchmarks"), await k.console("x", "GET", "/keys")]) {
+      expect(Object.keys(r.body)).toEqual(["detail", "code", "status"]);
+      expect(r.body.status).toBe(r.status);
+    }
+  });
+});
+
+describe("OpenAPI document", () => {
+  it("is a valid OpenAPI 3.1 document (@seriousme/openapi-schema-validator)", async () => {
+    const app = createApp({ storage: createMemoryStorage() });
+    const result = await new Validator().validate(app.openapi);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(app.openapi.openapi).toBe("3.1.0");
+  });
+
+  it("lists every route the app serves, with a unique operationId, security and the error shape", async () => {
+    const app = createApp({ storage: createMemoryStorage(), adminToken: "t" });
+    const doc = app.openapi as { paths: Record<string, Record<string, { operationId: string; security: unknown[]; responses: Record<string, unknown> }>>; components: { securitySchemes: object; schemas: { Error: { required: string[] } } } };
+    const ops = new Set<string>();
+    for (const r of app.routes) {
+      const op = doc.paths[r.path]?.[r.method.toLowerCase()];
+      expect(op, `${r.method} ${r.path}`).toBeDefined();
+      ops.add(op!.operationId);
+    }
+    expect(ops.size).toBe(app.routes.length);
+    const expected = [
+      "GET /data/v1/benchmarks", "GET /data/v1/benchmarks/percentile", "GET /data/v1/benchmarks/distribution", "GET /data/v1/benchmarks/history",
+      "GET /data/v1/segments", "GET /data/v1/segments/breakdown", "GET /data/v1/merchant/vcfs", "POST /data/v1/merchant/vcfs", "GET /data/v1/merchant/compare",
+      "GET /data/v1/merchant/insights", "GET /data/v1/merchant/score", "GET /data/v1/report", "GET /data/v1/export/xbrl",
+      "POST /api/v1/console/keys", "GET /api/v1/console/keys", "GET /api/v1/console/keys/{key_id}", "POST /api/v1/console/keys/{key_id}/rotate", "POST /api/v1/console/keys/{key_id}/revoke",
+      "GET /api/v1/console/usage/summary", "POST /api/v1/console/webhooks", "GET /api/v1/console/webhooks", "GET /api/v1/console/webhooks/{webhook_id}", "DELETE /api/v1/console/webhooks/{webhook_id}",
+      "GET /api/v1/console/webhooks/{webhook_id}/deliveries", "POST /api/v1/console/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", "POST /api/v1/console/webhooks/test",
+      "GET /api/v1/console/invoices", "POST /api/v1/console/billing/retry",
+      "POST /api/v1/admin/accounts", "GET /api/v1/admin/accounts/{account_id}", "PATCH /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}/sessions",
+      "GET /healthz", "GET /openapi.json",
+    ];
+    const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`));
+    expect(listed.sort()).toEqual([...expected].sort());
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["admin", "apiKey", "session"]);
+    expect(doc.components.schemas.Error.required.sort()).toEqual(["code", "detail", "status"]);
+    expect(doc.paths["/data/v1/benchmarks"]!.get!.security).toEqual([{ apiKey: [] }]);
+    expect(doc.paths["/data/v1/benchmarks"]!.get!.responses["429"]).toBeDefined();
+    expect(doc.paths["/api/v1/console/keys"]!.post!.security).toEqual([{ session: [] }]);
+  });
+
+  it("query parameters come from the validating schemas: bounds, defaults, enums, required", () => {
+    const doc = createApp({ storage: createMemoryStorage() }).openapi as { paths: Record<string, { get: { parameters: { name: string; required: boolean; schema: Record<string, unknown> }[] } }> };
+    const params = doc.paths["/data/v1/benchmarks/distribution"]!.get.parameters;
+    expect(params.find((p) => p.name === "buckets")).toMatchObject({ required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } });
+    expect(params.find((p) => p.name === "category")).toMatchObject({ required: true, schema: { enum: expect.arrayContaining(["saas", "health_wellness"]) } });
+    const history = doc.paths["/data/v1/benchmarks/history"]!.get.parameters;
+    expect(history.find((p) => p.name === "periods")!.schema).toMatchObject({ minimum: 1, maximum: 20, default: 4 });
+    expect(history.find((p) => p.name === "granularity")!.schema).toMatchObject({ enum: ["quarterly", "monthly"], default: "quarterly" });
+  });
+
+  it("GET /openapi.json serves the document", async () => {
+    const r = await kit().call(new Request(`${LIVE_HOST}/openapi.json`));
+    expect(r.status).toBe(200);
+    expect(r.body.openapi).toBe("3.1.0");
+    expect(Object.keys(r.body.paths)).toContain("/api/v1/admin/accounts");
+  });
+});
+
+describe("router and URL helpers", () => {
+  it("static routes win over params; params are decoded; wrong methods are collected", () => {
+    const router = compileRouter([
+      { method: "POST", path: "/w/test" },
+      { method: "GET", path: "/w/{id}" },
+      { method: "DELETE", path: "/w/{id}" },
+    ]);
+    expect(router.match("POST", "/w/test")).toMatchObject({ kind: "found", route: { path: "/w/test" } });
+    expect(router.match("GET", "/w/test")).toMatchObject({ kind: "found", params: { id: "test" } });
+    expect(router.match("GET", "/w/a%20b")).toMatchObject({ kind: "found", params: { id: "a b" } });
+    expect(router.match("PUT", "/w/x")).toEqual({ kind: "method_not_allowed", allow: ["GET", "DELETE"] });
+    expect(router.match("GET", "/w/%E0%A4%A")).toEqual({ kind: "not_found" });
+    expect(router.match("GET", "/w/x/y")).toEqual({ kind: "not_found" });
+  });
+
+  it("splitUrl and bearerToken", () => {
+    expect(splitUrl("http://h:1/a/b/?q=1#f")).toEqual({ path: "/a/b", search: "q=1" });
+    expect(splitUrl("https://h")).toEqual({ path: "/", search: "" });
+    expect(splitUrl("http://h/?")).toEqual({ path: "/", search: "" });
+    expect(bearerToken("bearer abc")).toBe("abc");
+    expect(bearerToken("Bearer")).toBeNull();
+    expect(bearerToken("Token abc")).toBeNull();
+  });
+});
+
+describe("query strings", () => {
+  it("the first value of a name wins; + is a space; escapes are decoded; broken escapes are kept", () => {
+    expect(queryValues("a=1&a=2&b=x+y&c=%2F&d&e=%E0%A4%A")).toEqual({ a: "1", b: "x y", c: "/", d: "", e: "%E0%A4%A" });
+    expect(queryValues("")).toEqual({});
+    expect(queryValues("&&x=1&")).toEqual({ x: "1" });
+  });
+});
+
+describe("interpretation", () => {
+  it("higher-is-better metrics read the rank as is", () => {
+    expect(interpretPercentile("gross_margin", 0.62, 95.2, "saas", "all", "2026-Q3")).toBe(
+      "A gross margin of 62% is at percentile 95.2 of saas (all segments) in 2026-Q3. Higher is better for this metric, so it is better than about 95% of peers: in the top 10%.",
+    );
+    expect(interpretPercentile("customer_ltv", 1234.5, 30, "retail", "smb", "2026-Q1")).toMatch(/1234\.5 is at percentile 30\.0 of retail\/smb in 2026-Q1.*below the median/);
+  });
+  it("lower-is-better metrics invert it", () => {
+    expect(interpretPercentile("burn_multiple", 3.1, 88, "fintech", "all", "2026-Q3")).toMatch(/3\.1x .*Lower is better.*about 12% of peers: in the bottom quartile/);
+    expect(interpretPercentile("refund_rate", 0.02, 50, "retail", "all", "2026-Q3")).toMatch(/at the median/);
+  });
+});
+
+describe("client address", () => {
+  const req = (xff?: string) => new Request("http://h/", xff === undefined ? {} : { headers: { "x-forwarded-for": xff } });
+  it("uses the adapter's address unless trustProxy; then the leftmost X-Forwarded-For entry, without a port", () => {
+    expect(clientAddressOf(req("1.2.3.4"), { clientAddress: "10.0.0.1" }, false)).toBe("10.0.0.1");
+    expect(clientAddressOf(req("1.2.3.4:5678, 10.0.0.1"), { clientAddress: "10.0.0.1" }, true)).toBe("1.2.3.4");
+    expect(clientAddressOf(req("[2001:db8::1]:443"), {}, true)).toBe("[2001:db8::1]");
+    expect(clientAddressOf(req("2001:db8::1"), {}, true)).toBe("2001:db8::1");
+    expect(clientAddressOf(req(), { clientAddress: "::1" }, true)).toBe("::1");
+    expect(clientAddressOf(req(), {}, false)).toBe("");
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * The webhook delivery worker: claims due deliveries from storage under a lease, attempts each one, and
+ * records the attempt with the next state from the retry schedule. Any number of workers may run against
+ * one storage; the lease keeps each delivery with one of them at a time.
+ */
+import type { Clock, RandomSource } from "../clock/clock.ts";
+import type { ServiceConfig } from "../config/config.ts";
+import type { Logger } from "../log/logger.ts";
+import { silentLogger } from "../log/logger.ts";
+import type { ClaimedDelivery, Storage } from "../storage/types.ts";
+import type { AttemptContext } from "./attempt-webhook.ts";
+import { attemptWebhook } from "./attempt-webhook.ts";
+import type { ResolveHost } from "./check-webhook-url.ts";
+import { deliveryNextState } from "./delivery-next-state.ts";
+import type { WebhookTransport } from "./webhook-transport.ts";
+import type { WorkerLoop } from "./worker-loop.ts";
+import { workerLoop } from "./worker-loop.ts";
+
+/** The capabilities and settings of a delivery worker. */
+export interface DeliveryWorkerOptions {
+  readonly storage: Storage;
+  readonly clock: Clock;
+  /** Accepted for symmetry with the other workers; the schedule has no jitter, so it is unused. */
+  readonly random?: RandomSource;
+  readonly transport: WebhookTransport;
+  readonly resolve: ResolveHost;
+  readonly config: ServiceConfig;
+  readonly logger?: Logger;
+  /** Sends in flight at once across every webhook (default 32). Each webhook holds at most `concurrencyPerWebhook` of them. */
+  readonly concurrency?: number;
+  /** How often the loop looks for due deliveries when not nudged (default 1000 ms). */
+  readonly pollIntervalMs?: number;
+  /** A monotonic millisecond counter for latencies (default `performance.now`). */
+  readonly elapsed?: () => number;
+}
+
+/** A delivery worker: `tick()` attempts what is due now; `start()`/`nudge()`/`stop()` run it as a loop. */
+export type DeliveryWorker = WorkerLoop;
+
+/** Lease beyond the time-out: room for recording the attempt and for clocks of several instances to differ. */
+export const DELIVERY_LEASE_MARGIN_MS = 15_000;
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Creates a delivery worker over `storage`; nothing runs until `tick()` or `start()`. */
+export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
+  const { storage, clock, config } = options;
+  const logger = options.logger ?? silentLogger;
+  const timeoutMs = Math.round(config.webhooks.timeoutSeconds * 1000);
+  // The attempt (resolution + send) is bounded by the time-out plus a one-second grace, so the lease outlives it.
+  const leaseMs = timeoutMs + DELIVERY_LEASE_MARGIN_MS;
+  const ctx: AttemptContext = {
+    transport: options.transport,
+    resolve: options.resolve,
+    urlOptions: { allowHttp: config.webhooks.allowHttp, allowPrivateNetworks: config.webhooks.allowPrivateNetworks },
+    timeoutMs,
+    elapsed: options.elapsed ?? (() => performance.now()),
+  };
+
+  async function deliver(claim: ClaimedDelivery): Promise<void> {
+    const at = clock.now();
+    const outcome = await attemptWebhook(ctx, { url: claim.url, secret: claim.secret, eventId: claim.eventId, eventType: claim.eventType, body: claim.body, at });
+    const next = deliveryNextState(claim.attempt, outcome.error === null, clock.now(), config.webhooks.retryDelaysSeconds);
+    const fields = {
+      delivery_id: claim.deliveryId,
+      webhook_id: claim.webhookId,
+      event_id: claim.eventId,
+      event_type: claim.eventType,
+      attempt: claim.attempt,
+      status_code: outcome.statusCode,
+      error: outcome.error,
+      latency_ms: outcome.latencyMs,
+      next: next.status,
+    };
+    const recorded = await storage.completeDelivery({
+      deliveryId: claim.deliveryId,
+      leaseToken: claim.leaseToken,
+      attempt: { attempt: claim.attempt, at, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error, responseBody: outcome.responseBody },
+      next,
+    });
+    if (!recorded) logger.warn("webhook attempt not recorded: the lease was lost", fields);
+    else if (outcome.error === null) logger.info("webhook delivered", fields);
+    else if (next.status === "dead") logger.warn("webhook delivery dead after its last attempt", fields);
+    else logger.info("webhook attempt failed, will retry", fields);
+  }
+
+  return workerLoop<ClaimedDelivery>({
+    claim: (limit) => storage.claimDeliveries({ now: clock.now(), leaseMs, limit, perWebhook: config.webhooks.concurrencyPerWebhook }),
+    handle: deliver,
+    concurrency: options.concurrency ?? 32,
+    pollIntervalMs: options.pollIntervalMs ?? 1000,
+    // An unrecorded attempt (storage failed) is made again once its lease runs out.
+    onError: (stage, e) => logger.error(stage === "claim" ? "claiming webhook deliveries failed" : "recording a webhook attempt failed", { error: errorMessage(e) }),
+  });
+}

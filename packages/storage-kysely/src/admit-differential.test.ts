@@ -1,0 +1,116 @@
+/**
+ * Differential test: random sequences of admissions (clock steps forward and back, across a UTC midnight
+ * and a billing-period boundary, limits that change between calls, quota exhaustion, paid and failed
+ * charges, console retries) give exactly the memory store's results in SQLite and in PostgreSQL, whose
+ * admit is a plpgsql re-statement of core's pure functions.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMemoryStorage } from "@benchdata/core";
+import type { AdmitResult, Storage } from "@benchdata/core";
+import { openStorage } from "./open-storage.ts";
+import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+
+type Op =
+  | { kind: "admit"; dt: number; key: number; perMinute: number; perDay: number; live: boolean; baseQuota: number }
+  | { kind: "settle"; paid: boolean }
+  | { kind: "retry-charge" };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 12,
+    arbitrary: fc.record({
+      kind: fc.constant("admit" as const),
+      dt: fc.integer({ min: -3_000, max: 45_000 }),
+      key: fc.integer({ min: 0, max: 2 }),
+      perMinute: fc.integer({ min: 0, max: 5 }),
+      perDay: fc.integer({ min: 2, max: 14 }),
+      live: fc.boolean(),
+      baseQuota: fc.integer({ min: 3, max: 9 }),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("settle" as const), paid: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("retry-charge" as const) }) },
+);
+
+// Two minutes before a UTC midnight that is also the first of a month.
+const T0 = Date.UTC(2026, 10, 30, 23, 58, 0);
+let run = 0;
+
+async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknown[]> {
+  const acc = `acc_${tag}`;
+  const out: unknown[] = [];
+  let now = T0;
+  let i = 0;
+  for (const op of ops) {
+    i += 1;
+    if (op.kind === "admit") {
+      now += op.dt;
+      const r: AdmitResult = await s.admit({
+        now,
+        keyId: `key_${tag}_${op.key}`,
+        accountId: acc,
+        perMinute: op.perMinute,
+        perDay: op.perDay,
+        windowMs: 60_000,
+        quota: op.live
+          ? { anchorDay: 1, baseQuota: op.baseQuota, blockSize: 4, blockPrice: 700, currency: "usd", retryAfterFailureMs: 20_000, maxAutoCharges: 3, warningEventId: `evt_${tag}_${i}`, invoiceId: `inv_${tag}_${i}` }
+          : null,
+      });
+      out.push(r);
+    } else if (op.kind === "settle") {
+      const mine = (await s.claimCharges({ now, leaseMs: 1000, limit: 100 })).filter((c) => c.invoice.accountId === acc);
+      for (const c of mine) {
+        const outcome = op.paid ? { status: "paid" as const, processorRef: `pi_${i}`, at: now } : { status: "failed" as const, processorRef: `pi_${i}`, reason: "card_declined", at: now };
+        out.push(await s.settleCharge({ invoiceId: c.invoice.id, leaseToken: c.leaseToken, outcome, eventIds: { exhausted: `evt_${tag}_${i}x`, result: `evt_${tag}_${i}r` } }));
+      }
+    } else {
+      out.push(await s.requestCharge({ accountId: acc, now, anchorDay: 1, invoiceId: `inv_${tag}_${i}r`, blockPrice: 700, currency: "usd" }));
+    }
+  }
+  out.push(await s.usage(acc, now, 1, 5, 4));
+  out.push(await s.listInvoices(acc));
+  return out;
+}
+
+const pgOn = await pgAvailableForTests("admit-differential");
+
+describe("admit differential: memory vs sqlite vs postgres", () => {
+  const dir = mkdtempSync(join(tmpdir(), "benchdata-diff-"));
+  const stores: { name: string; s: Storage }[] = [];
+  let dropPg: (() => Promise<void>) | null = null;
+  beforeAll(async () => {
+    const sqlite = await openStorage(`sqlite:${join(dir, "diff.db")}`, { clock: "app" });
+    await sqlite.migrate();
+    stores.push({ name: "sqlite", s: sqlite });
+    if (pgOn) {
+      const t = await createTestDatabase();
+      const pg = await openStorage(t.url, { clock: "app" });
+      await pg.migrate();
+      stores.push({ name: "postgres", s: pg });
+      dropPg = t.drop;
+    }
+  });
+  afterAll(async () => {
+    for (const { s } of stores) await s.close();
+    await dropPg?.();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("every store decides every step exactly as the memory store", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 40 }), async (ops) => {
+        const tag = `r${++run}`;
+        const expected = await play(createMemoryStorage(), ops, tag);
+        for (const { name, s } of stores) {
+          const got = await play(s, ops, tag);
+          expect({ name, got }).toEqual({ name, got: expected });
+        }
+      }),
+      { numRuns: 60 },
+    );
+  }, 120_000);
+});

@@ -1,0 +1,67 @@
+/** `openStorage(url)`: the storage a `--db` URL names, SQLite or PostgreSQL (or the in-memory store). */
+import Database from "better-sqlite3";
+import pg from "pg";
+import type { Logger, Storage } from "@benchdata/core";
+import { createMemoryStorage } from "@benchdata/core";
+import { createPostgresStorage } from "./postgres/postgres-storage.ts";
+import { configureSqlite, createSqliteStorage } from "./sqlite/sqlite-storage.ts";
+
+/** Options of `openStorage`. */
+export interface OpenStorageOptions {
+  /**
+   * Which clock decides windows, UTC days and billing periods: `database` (the default for PostgreSQL:
+   * one clock for every instance) or `app` (the `now` each call is given; the default for SQLite).
+   */
+  readonly clock?: "database" | "app";
+  readonly logger?: Logger;
+  /** How long decoded benchmark cells are trusted before checking for a newer import (ms, default 1000). */
+  readonly cacheTtlMs?: number;
+  /** PostgreSQL: the most connections the pool opens (default 10). */
+  readonly poolSize?: number;
+  /** PostgreSQL: how long to wait for a connection before failing with `service.unavailable` (ms, default 3000). */
+  readonly connectTimeoutMs?: number;
+  /** PostgreSQL: a client-side limit on one query (ms, default 30000), so a vanished server cannot hang a request. */
+  readonly queryTimeoutMs?: number;
+  /** SQLite: how long to wait for another process's write lock (ms, default 5000). */
+  readonly busyTimeoutMs?: number;
+}
+
+/** An opened storage and its kind. */
+export type OpenedStorage = Storage & { readonly kind: "sqlite" | "postgres" | "memory" };
+
+/** The kind of storage a URL names, or null when it names none. */
+export function storageKindOf(url: string): OpenedStorage["kind"] | null {
+  if (url === "memory:" || url === "memory") return "memory";
+  if (url.startsWith("sqlite:")) return "sqlite";
+  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) return "postgres";
+  return null;
+}
+
+/**
+ * Opens `sqlite:PATH` (better-sqlite3, WAL), `postgres://…` (a pg Pool) or `memory:`. The schema is not
+ * touched: call `migrate()` (safe to run from several instances at once).
+ */
+export async function openStorage(url: string, options: OpenStorageOptions = {}): Promise<OpenedStorage> {
+  const kind = storageKindOf(url);
+  if (kind === "memory") return { ...createMemoryStorage(), kind: "memory" };
+  if (kind === "sqlite") {
+    // sqlite:PATH, sqlite://PATH and sqlite:///abs/path all name a file; sqlite::memory: a private in-memory database.
+    const path = url.slice("sqlite:".length).replace(/^\/\//, "");
+    if (path === "") throw new Error("sqlite: URL without a path (use sqlite:./benchdata.db)");
+    const db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
+    configureSqlite(db, options.busyTimeoutMs ?? 5000);
+    return createSqliteStorage(db, { clock: options.clock ?? "app", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}) });
+  }
+  if (kind === "postgres") {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 3000,
+      query_timeout: options.queryTimeoutMs ?? 30_000,
+      idleTimeoutMillis: 30_000,
+      keepAlive: true,
+    });
+    return createPostgresStorage(pool, { clock: options.clock ?? "database", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}) });
+  }
+  throw new Error(`unsupported storage URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, "//…@"))}: use sqlite:PATH, postgres://… or memory:`);
+}

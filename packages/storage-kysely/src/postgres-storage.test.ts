@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storageConformance } from "@benchdata/core/testing";
+import { billingPeriod, chargeIdempotencyKey, isoTime, quotaWarningEvent, serializeEvent } from "@benchdata/core";
+import type { Storage } from "@benchdata/core";
+import { openStorage } from "./open-storage.ts";
+import type { OpenedStorage } from "./open-storage.ts";
+import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+import { startTcpProxy } from "./test-support/tcp-proxy.ts";
+import { storageExtras } from "./test-support/storage-extras.ts";
+
+const pgOn = await pgAvailableForTests("postgres-storage");
+const dbs = new WeakMap<Storage, () => Promise<void>>();
+
+async function freshStore(clock: "app" | "database"): Promise<OpenedStorage> {
+  const t = await createTestDatabase();
+  const s = await openStorage(t.url, { clock });
+  dbs.set(s, t.drop);
+  await s.migrate();
+  return s;
+}
+
+async function dispose(s: Storage): Promise<void> {
+  await s.close();
+  await dbs.get(s)?.();
+}
+
+if (pgOn) {
+  storageConformance("postgres", { create: () => freshStore("app"), destroy: dispose });
+}
+
+describe.skipIf(!pgOn)("postgres extras", () => {
+  let s: OpenedStorage;
+  beforeAll(async () => {
+    s = await freshStore("app");
+  });
+  afterAll(async () => {
+    await dispose(s);
+  });
+  storageExtras("postgres", () => s);
+});
+
+describe.skipIf(!pgOn)("postgres specifics", () => {
+  let s: OpenedStorage;
+  beforeAll(async () => {
+    s = await freshStore("database");
+  });
+  afterAll(async () => {
+    await dispose(s);
+  });
+
+  async function account(): Promise<{ accountId: string; keyId: string }> {
+    const accountId = `acc_${Math.random().toString(36).slice(2)}`;
+    const keyId = `key_${Math.random().toString(36).slice(2)}`;
+    await s.createAccount({ id: accountId, name: "A", tier: "growth", createdAt: 0, limits: {}, allowedCidrs: [], billing: {} });
+    return { accountId, keyId };
+  }
+
+  it("clock database: callers whose clocks disagree by ±2 minutes share one window, on the database's time", async () => {
+    const { accountId, keyId } = await account();
+    const base = { keyId, accountId, perMinute: 2, perDay: 100, windowMs: 60_000, quota: null };
+    const early = await s.admit({ ...base, now: Date.now() - 120_000 });
+    const late = await s.admit({ ...base, now: Date.now() + 120_000 });
+    const third = await s.admit({ ...base, now: Date.now() + 120_000 });
+    expect(early.kind).toBe("allowed");
+    expect(late.kind).toBe("allowed");
+    // With app clocks, the late caller's window would not contain the early stamp, and this would pass.
+    expect(third.kind).toBe("rate_limited");
+    for (const r of [early, late, third]) expect(Math.abs(r.now - Date.now())).toBeLessThan(5_000);
+    expect(third.kind === "rate_limited" && third.retryAfterMs).toBeGreaterThan(55_000);
+    expect(third.kind === "rate_limited" && third.retryAfterMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it("clock database: usage and quota periods follow the database's day and month", async () => {
+    const { accountId, keyId } = await account();
+    const r = await s.admit({ keyId, accountId, perMinute: 10, perDay: 100, windowMs: 60_000, now: 0, quota: { anchorDay: 1, baseQuota: 10, blockSize: 10, blockPrice: 100, currency: "usd", retryAfterFailureMs: 1000, maxAutoCharges: 3, warningEventId: "evt_w", invoiceId: "inv_i" } });
+    const now = new Date();
+    expect(r).toMatchObject({ kind: "allowed", quota: { used: 1, periodStart: Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) } });
+    const u = await s.usage(accountId, 0, 1, 10, 10);
+    expect(u).toMatchObject({ today: 1, month: 1, periodStart: Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) });
+  });
+
+  it("the quota.warning body written in SQL is serializeEvent(quotaWarningEvent(...)) byte for byte, and invoices carry core's idempotency key", async () => {
+    const app = await freshStore("app");
+    try {
+      const { accountId, keyId } = { accountId: "acc_\"quoted\\", keyId: "key_1" };
+      await app.createAccount({ id: accountId, name: "A", tier: "growth", createdAt: 0, limits: {}, allowedCidrs: [], billing: {} });
+      await app.createWebhook({ id: "wh_1", accountId, url: "https://x.example/h", events: ["quota.warning"], secret: "whsec_x", createdAt: 0 }, 5);
+      // An anchor day of 31 in a 30-day month and a base quota whose 80% is fractional.
+      const quota = { anchorDay: 31, baseQuota: 7, blockSize: 3, blockPrice: 100, currency: "usd", retryAfterFailureMs: 1000, maxAutoCharges: 3, warningEventId: "evt_w1", invoiceId: "inv_1" };
+      const now = Date.UTC(2026, 10, 20, 9, 30, 15, 123);
+      const period = billingPeriod(now, 31);
+      expect(period).toEqual({ start: Date.UTC(2026, 9, 31), end: Date.UTC(2026, 10, 30) });
+      let warned: number | null = null;
+      for (let i = 1; i <= 8; i++) {
+        const r = await app.admit({ keyId, accountId, perMinute: 100, perDay: 100, windowMs: 60_000, now: now + i, quota: { ...quota, warningEventId: `evt_w${i}` } });
+        if (r.kind === "allowed" && r.quota?.warned) {
+          warned = i;
+          expect(r.quota).toMatchObject({ periodStart: period.start, periodEnd: period.end });
+        }
+        if (i === 8) expect(r).toMatchObject({ kind: "quota_exhausted", flipped: true, chargeInvoiceId: "inv_1" });
+      }
+      expect(warned).toBe(6);
+      const [d] = await app.claimDeliveries({ now: now + 100, leaseMs: 1000, limit: 10, perWebhook: 10 });
+      expect(d!.body).toBe(serializeEvent(quotaWarningEvent("evt_w6", accountId, now + 6, { used: 6, allowance: 7, threshold: 6, periodStart: period.start, periodEnd: period.end })));
+      const [inv] = await app.listInvoices(accountId);
+      expect(inv!.idempotencyKey).toBe(chargeIdempotencyKey(accountId, isoTime(period.start), 1, 1));
+      expect(inv).toMatchObject({ periodStart: isoTime(period.start), periodEnd: isoTime(period.end), callsUsed: 7, block: 1, attempt: 1 });
+    } finally {
+      await dispose(app);
+    }
+  });
+
+  it("fail closed: a server at a dead port rejects quickly with service.unavailable, never hangs", async () => {
+    const dead = await openStorage("postgres://postgres@127.0.0.1:1/test", { connectTimeoutMs: 1000 });
+    const t0 = Date.now();
+    await expect(dead.getAccount("acc_x")).rejects.toMatchObject({ code: "service.unavailable", status: 503 });
+    await expect(dead.admit({ keyId: "k", accountId: "a", perMinute: 1, perDay: 1, windowMs: 60_000, now: 0, quota: null })).rejects.toMatchObject({ code: "service.unavailable" });
+    await expect(dead.benchmarks.latestPeriod("saas", "all", "quarterly")).rejects.toMatchObject({ code: "service.unavailable" });
+    expect(Date.now() - t0).toBeLessThan(3000);
+    await dead.close();
+  });
+
+  it("fail closed, then recovers: while the server is gone calls reject with service.unavailable; when it returns the pool reconnects by itself", async () => {
+    const t = await createTestDatabase();
+    const target = new URL(t.url);
+    const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+    const via = new URL(t.url);
+    via.port = String(proxy.port);
+    const s2 = await openStorage(via.toString(), { connectTimeoutMs: 1000 });
+    try {
+      await s2.migrate();
+      await s2.createAccount({ id: "acc_r", name: "R", tier: "growth", createdAt: 0, limits: {}, allowedCidrs: [], billing: {} });
+      await proxy.down();
+      const t0 = Date.now();
+      await expect(s2.getAccount("acc_r")).rejects.toMatchObject({ code: "service.unavailable" });
+      await expect(s2.admit({ keyId: "k", accountId: "acc_r", perMinute: 5, perDay: 5, windowMs: 60_000, now: 0, quota: null })).rejects.toMatchObject({ code: "service.unavailable" });
+      expect(Date.now() - t0).toBeLessThan(3000);
+      await proxy.up();
+      expect(await s2.getAccount("acc_r")).toMatchObject({ id: "acc_r" });
+      expect((await s2.admit({ keyId: "k", accountId: "acc_r", perMinute: 5, perDay: 5, windowMs: 60_000, now: 0, quota: null })).kind).toBe("allowed");
+    } finally {
+      await s2.close();
+      await proxy.close();
+      await t.drop();
+    }
+  });
+});

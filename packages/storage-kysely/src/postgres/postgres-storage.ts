@@ -1,0 +1,724 @@
+/**
+ * The PostgreSQL Storage: Kysely (PostgresDialect over a pg Pool) running hand-written SQL through its
+ * `sql` tag, so every statement reads as the SQL it is, with bound parameters.
+ *
+ * The hot path is one statement each: `findKeyByHash` (hash → key → account join) and `admit`
+ * (`SELECT benchdata_admit(...)`, a plpgsql function holding the whole decision; see postgres-schema.ts).
+ * Everything else is one guarded statement or a short READ COMMITTED transaction that takes row locks
+ * before it decides (accounts for the key/webhook limits, quota rows for charges), claims with
+ * `FOR UPDATE SKIP LOCKED`, and leases with tokens.
+ */
+import { Kysely, PostgresDialect, sql } from "kysely";
+import type { RawBuilder } from "kysely";
+import type { Pool } from "pg";
+import type {
+  AccountRecord,
+  AdmitResult,
+  ApiKeyRecord,
+  AttemptRecord,
+  ClaimedCharge,
+  ClaimedDelivery,
+  DeliveryRecord,
+  EventDraft,
+  EventType,
+  InvoiceRecord,
+  KeyLookup,
+  Logger,
+  PreparedCell,
+  Storage,
+  WebhookRecord,
+} from "@benchdata/core";
+import {
+  invoiceFailedEvent,
+  invoicePaidEvent,
+  keyCreatedEvent,
+  keyRevokedEvent,
+  keyRotatedEvent,
+  parsePeriod,
+  quotaExhaustedEvent,
+  serializeEvent,
+  silentLogger,
+} from "@benchdata/core";
+import { cachedBenchmarks, DEFAULT_CACHE_TTL_MS } from "../cells/cached-benchmarks.ts";
+import { encodeFloat64 } from "../cells/cell-codec.ts";
+import { failClosed, isPostgresUnavailable, mapUnavailable } from "../fail-closed.ts";
+import { registerImportBackend, RowCodec } from "../import/staging.ts";
+import type { ReplacedPeriod, StagedRow, Staging } from "../import/staging.ts";
+import type { SqlStorage } from "../sql-storage.ts";
+import { POSTGRES_MIGRATIONS } from "./postgres-schema.ts";
+
+/** Options of the PostgreSQL storage. */
+export interface PostgresStorageOptions {
+  /**
+   * `database` (default): windows, UTC days and billing periods use the database's clock, one clock for
+   * every instance, reported back as `now`. `app`: they use the `now` each call is given.
+   */
+  readonly clock?: "database" | "app";
+  readonly logger?: Logger;
+  /** How long decoded benchmark cells are trusted before the data version is checked (ms, default 1000). */
+  readonly cacheTtlMs?: number;
+}
+
+/** Kysely over a database whose tables are only ever reached through raw SQL. */
+type Db = Kysely<Record<string, never>>;
+type Row = Record<string, unknown>;
+
+// Advisory lock keys: one for migrations (session lock), one class for per-webhook claim locks (transaction locks).
+const MIGRATION_LOCK = 7_286_931_002_114_551n;
+const CLAIM_LOCK_CLASS = 1_650_617_446;
+
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const json = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
+
+function accountFromRow(r: Row): AccountRecord {
+  return {
+    id: String(r.id),
+    name: String(r.name),
+    tier: r.tier as AccountRecord["tier"],
+    createdAt: num(r.created_at),
+    limits: json<AccountRecord["limits"]>(r.limits),
+    allowedCidrs: [...(r.allowed_cidrs as string[])],
+    billing: json<AccountRecord["billing"]>(r.billing),
+  };
+}
+
+function keyFromRow(r: Row): ApiKeyRecord {
+  return {
+    id: String(r.id),
+    accountId: String(r.account_id),
+    name: String(r.name),
+    environment: r.environment as ApiKeyRecord["environment"],
+    scopes: [...(r.scopes as ApiKeyRecord["scopes"])],
+    prefix: String(r.prefix),
+    isActive: Boolean(r.is_active),
+    createdAt: num(r.created_at),
+    rotatedAt: numOrNull(r.rotated_at),
+    revokedAt: numOrNull(r.revoked_at),
+  };
+}
+
+function webhookFromRow(r: Row): WebhookRecord {
+  return {
+    id: String(r.id),
+    accountId: String(r.account_id),
+    url: String(r.url),
+    events: [...(r.events as EventType[])],
+    secret: String(r.secret),
+    createdAt: num(r.created_at),
+  };
+}
+
+function invoiceFromRow(r: Row): InvoiceRecord {
+  return {
+    id: String(r.id),
+    accountId: String(r.account_id),
+    periodStart: String(r.period_start),
+    periodEnd: String(r.period_end),
+    block: num(r.block),
+    attempt: num(r.attempt),
+    amount: num(r.amount),
+    currency: String(r.currency),
+    status: r.status as InvoiceRecord["status"],
+    idempotencyKey: String(r.idempotency_key),
+    processorRef: strOrNull(r.processor_ref),
+    callsUsed: num(r.calls_used),
+    createdAt: num(r.created_at),
+    resolvedAt: numOrNull(r.resolved_at),
+    failureReason: strOrNull(r.failure_reason),
+  };
+}
+
+function deliveryFromRow(r: Row): DeliveryRecord {
+  const status = r.status as DeliveryRecord["status"];
+  const log = json<Row[]>(r.attempt_log);
+  return {
+    id: String(r.id),
+    eventId: String(r.event_id),
+    eventType: r.event_type as EventType,
+    webhookId: String(r.webhook_id),
+    accountId: String(r.account_id),
+    status,
+    attempts: num(r.attempts),
+    nextAttemptAt: status === "pending" ? numOrNull(r.next_attempt_at) : null,
+    createdAt: num(r.created_at),
+    attemptLog: log.map(
+      (a): AttemptRecord => ({
+        attempt: num(a.attempt),
+        at: num(a.at),
+        statusCode: numOrNull(a.status_code),
+        latencyMs: num(a.latency_ms),
+        error: strOrNull(a.error),
+        responseBody: String(a.response_body),
+      }),
+    ),
+  };
+}
+
+/** The rows of a query (typed by the caller: the SQL is the schema). */
+async function all<T = Row>(db: Db, query: RawBuilder<unknown>): Promise<T[]> {
+  return (await query.execute(db)).rows as T[];
+}
+
+/** The first row of a query, if any. */
+async function one<T = Row>(db: Db, query: RawBuilder<unknown>): Promise<T | undefined> {
+  return (await query.execute(db)).rows[0] as T | undefined;
+}
+
+/** Writes an event and its deliveries in the caller's transaction (one round trip). */
+async function insertEvent(db: Db, draft: EventDraft, now: number): Promise<void> {
+  await sql`SELECT benchdata_insert_event(${draft.id}, ${draft.type}, ${draft.accountId}, ${now}::bigint, ${serializeEvent(draft)})`.execute(db);
+}
+
+/** Replaces cells inside the caller's transaction and bumps the data version. */
+async function replaceCellsIn(db: Db, prepared: readonly PreparedCell[], replace: readonly ReplacedPeriod[]): Promise<void> {
+  if (replace.length > 0) {
+    await sql`DELETE FROM cells WHERE (category, period) IN (SELECT * FROM unnest(${replace.map((r) => r.category)}::text[], ${replace.map((r) => r.period)}::text[]))`.execute(db);
+  }
+  // The last of several cells with one key wins, as in the memory store (and ON CONFLICT cannot touch a row twice).
+  const byKey = new Map<string, PreparedCell>();
+  for (const pc of prepared) byKey.set(`${pc.category}|${pc.period}|${pc.segment}|${pc.metric}`, pc);
+  let batch: PreparedCell[] = [];
+  let bytes = 0;
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const cells = batch;
+    batch = [];
+    bytes = 0;
+    await sql`
+      INSERT INTO cells (category, period, segment, metric, granularity, sample_size, sorted)
+      SELECT * FROM unnest(
+        ${cells.map((c) => c.category)}::text[], ${cells.map((c) => c.period)}::text[], ${cells.map((c) => c.segment)}::text[],
+        ${cells.map((c) => c.metric)}::text[], ${cells.map((c) => parsePeriod(c.period)?.granularity ?? "")}::text[],
+        ${cells.map((c) => c.cell.sampleSize)}::integer[], ${cells.map((c) => Buffer.from(encodeFloat64(c.cell.sorted).buffer))}::bytea[])
+      ON CONFLICT (category, period, segment, metric)
+      DO UPDATE SET granularity = excluded.granularity, sample_size = excluded.sample_size, sorted = excluded.sorted`.execute(db);
+  };
+  for (const pc of byKey.values()) {
+    batch.push(pc);
+    bytes += pc.cell.sorted.length * 8;
+    // Keep each statement's parameters to a few MB (bytea travels hex-encoded).
+    if (batch.length >= 2000 || bytes >= 4_000_000) await flush();
+  }
+  await flush();
+  await sql`UPDATE data_version SET version = version + 1 WHERE id = 1`.execute(db);
+}
+
+/** Runs the PostgreSQL migrations not yet applied, under a session advisory lock (several instances may start at once). */
+export async function migratePostgres(db: Db, logger: Logger = silentLogger): Promise<void> {
+  await db.connection().execute(async (conn) => {
+    await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK}::bigint)`.execute(conn);
+    try {
+      await sql`CREATE TABLE IF NOT EXISTS benchdata_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`.execute(conn);
+      const applied = new Set((await all<{ version: number }>(conn, sql`SELECT version FROM benchdata_migrations`)).map((r) => r.version));
+      for (const m of POSTGRES_MIGRATIONS) {
+        if (applied.has(m.version)) continue;
+        await conn.transaction().execute(async (trx) => {
+          await sql.raw(m.sql).execute(trx);
+          await sql`INSERT INTO benchdata_migrations (version, name) VALUES (${m.version}, ${m.name})`.execute(trx);
+        });
+        logger.info("storage migration applied", { dialect: "postgres", version: m.version, name: m.name });
+      }
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK}::bigint)`.execute(conn);
+    }
+  });
+}
+
+/**
+ * A Storage over a pg Pool (give it `connectionTimeoutMillis`, so an unreachable server fails fast).
+ * `migrate()` creates the schema; `close()` ends the pool.
+ */
+export function createPostgresStorage(pool: Pool, options: PostgresStorageOptions = {}): SqlStorage {
+  const logger = options.logger ?? silentLogger;
+  // A client whose server goes away emits 'error'; with no listener that event would crash the process.
+  // Idle clients report through the pool (which drops them, so the next query connects afresh); a client
+  // checked out at that moment only has its query rejected, so it gets a listener of its own too.
+  if (pool.listenerCount("error") === 0) pool.on("error", (e) => logger.warn("postgres idle client error", { error: e.message }));
+  pool.on("connect", (client) => {
+    client.on("error", (e) => logger.warn("postgres client error", { error: e.message }));
+  });
+  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  /** The `now` passed to SQL: the app's, or NULL for the database's clock. */
+  const clockArg = (now: number): number | null => (options.clock === "app" ? now : null);
+
+  /** A READ COMMITTED transaction, retried if PostgreSQL picked it as a deadlock victim. */
+  async function tx<T>(fn: (trx: Db) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await db.transaction().execute(fn);
+      } catch (e) {
+        const code = (e as { code?: unknown }).code;
+        if (attempt < 4 && (code === "40P01" || code === "40001")) continue;
+        throw e;
+      }
+    }
+  }
+
+  const benchmarks = cachedBenchmarks(
+    {
+      async dataVersion() {
+        return num((await one(db, sql`SELECT version FROM data_version WHERE id = 1`))?.version ?? 0);
+      },
+      async latestPeriod(category, segment, granularity) {
+        const r = await one(db, sql`SELECT max(period) AS p FROM cells WHERE category = ${category} AND segment = ${segment} AND granularity = ${granularity}`);
+        return strOrNull(r?.p);
+      },
+      async recentPeriods(category, segment, metric, granularity, count) {
+        const rows = await all(
+          db,
+          sql`SELECT period FROM cells WHERE category = ${category} AND segment = ${segment} AND granularity = ${granularity} AND metric = ${metric}
+              ORDER BY period DESC LIMIT ${Math.max(0, count)}`,
+        );
+        return rows.map((r) => String(r.period)).reverse();
+      },
+      async cells(category, segment, period, metrics) {
+        const rows = await all(
+          db,
+          sql`SELECT metric, sample_size, sorted FROM cells WHERE category = ${category} AND segment = ${segment} AND period = ${period} AND metric = ANY (${[...metrics]}::text[])`,
+        );
+        return rows.map((r) => ({ metric: String(r.metric), sampleSize: num(r.sample_size), sorted: r.sorted as Uint8Array }));
+      },
+      async segments(category) {
+        const rows = await all(db, sql`SELECT DISTINCT segment FROM cells WHERE category = ${category} AND segment <> 'all' ORDER BY segment`);
+        return rows.map((r) => String(r.segment));
+      },
+    },
+    options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS,
+  );
+
+  const DELIVERY_SELECT = sql`
+    SELECT d.*, e.type AS event_type,
+      coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'at', a.at, 'status_code', a.status_code, 'latency_ms', a.latency_ms,
+                                                  'error', a.error, 'response_body', a.response_body) ORDER BY a.seq)
+                FROM delivery_attempts a WHERE a.delivery_id = d.id), '[]') AS attempt_log
+    FROM deliveries d JOIN events e ON e.id = d.event_id`;
+
+  const storage: SqlStorage & Storage = {
+    kind: "postgres",
+    async migrate() {
+      await migratePostgres(db, logger);
+    },
+    async close() {
+      await db.destroy();
+    },
+
+    async createAccount(a) {
+      try {
+        await sql`INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, billing)
+                  VALUES (${a.id}, ${a.name}, ${a.tier}, ${a.createdAt}::bigint, ${JSON.stringify(a.limits)}::jsonb, ${[...a.allowedCidrs]}::text[], ${JSON.stringify(a.billing)}::jsonb)`.execute(db);
+      } catch (e) {
+        if ((e as { code?: unknown }).code === "23505") throw new Error(`account ${a.id} exists`);
+        throw e;
+      }
+    },
+    async getAccount(accountId) {
+      const r = await one(db, sql`SELECT * FROM accounts WHERE id = ${accountId}`);
+      return r ? accountFromRow(r) : null;
+    },
+    async updateAccount(accountId, patch) {
+      const r = await one(
+        db,
+        sql`UPDATE accounts SET
+              tier = coalesce(${patch.tier ?? null}::text, tier),
+              limits = coalesce(${patch.limits !== undefined ? JSON.stringify(patch.limits) : null}::jsonb, limits),
+              allowed_cidrs = coalesce(${patch.allowedCidrs !== undefined ? [...patch.allowedCidrs] : null}::text[], allowed_cidrs),
+              billing = coalesce(${patch.billing !== undefined ? JSON.stringify(patch.billing) : null}::jsonb, billing)
+            WHERE id = ${accountId} RETURNING *`,
+      );
+      return r ? accountFromRow(r) : null;
+    },
+    async createSession(s) {
+      await sql`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (${s.tokenHash}, ${s.accountId}, ${s.createdAt}::bigint, ${s.expiresAt}::bigint)
+                ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`.execute(db);
+    },
+    async findSession(tokenHash, now) {
+      const r = await one(db, sql`SELECT account_id FROM sessions WHERE token_hash = ${tokenHash} AND (expires_at IS NULL OR expires_at > ${now}::bigint)`);
+      return r ? String(r.account_id) : null;
+    },
+
+    async createKey({ key, hash, maxKeys, eventId }) {
+      return tx(async (trx) => {
+        // The account's row lock serialises key creation per account, so the limit is exact under concurrency.
+        await sql`SELECT 1 FROM accounts WHERE id = ${key.accountId} FOR UPDATE`.execute(trx);
+        const { n } = (await one<{ n: string }>(trx, sql`SELECT count(*) AS n FROM api_keys WHERE account_id = ${key.accountId} AND revoked_at IS NULL`))!;
+        if (Number(n) >= maxKeys) return "limit" as const;
+        await sql`INSERT INTO api_keys (id, account_id, name, environment, scopes, prefix, is_active, created_at, rotated_at, revoked_at)
+                  VALUES (${key.id}, ${key.accountId}, ${key.name}, ${key.environment}, ${[...key.scopes]}::text[], ${key.prefix}, ${key.isActive},
+                          ${key.createdAt}::bigint, ${key.rotatedAt}::bigint, ${key.revokedAt}::bigint)`.execute(trx);
+        await sql`INSERT INTO key_hashes (hash, key_id, retired) VALUES (${hash}, ${key.id}, false)
+                  ON CONFLICT (hash) DO UPDATE SET key_id = excluded.key_id, retired = false`.execute(trx);
+        await insertEvent(trx, keyCreatedEvent(eventId, key), key.createdAt);
+        return "created" as const;
+      });
+    },
+    async findKeyByHash(hash): Promise<KeyLookup | null> {
+      // The hot-path lookup: one statement joining hash → key → account.
+      const r = await one(
+        db,
+        sql`SELECT h.retired,
+                   k.id, k.account_id, k.name, k.environment, k.scopes, k.prefix, k.is_active, k.created_at, k.rotated_at, k.revoked_at,
+                   a.id AS a_id, a.name AS a_name, a.tier AS a_tier, a.created_at AS a_created_at, a.limits AS a_limits,
+                   a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing
+            FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
+            WHERE h.hash = ${hash}`,
+      );
+      if (!r) return null;
+      return {
+        key: keyFromRow(r),
+        account: accountFromRow({ id: r.a_id, name: r.a_name, tier: r.a_tier, created_at: r.a_created_at, limits: r.a_limits, allowed_cidrs: r.a_allowed_cidrs, billing: r.a_billing }),
+        retired: Boolean(r.retired),
+      };
+    },
+    async getKey(accountId, keyId) {
+      const r = await one(db, sql`SELECT * FROM api_keys WHERE id = ${keyId} AND account_id = ${accountId}`);
+      return r ? keyFromRow(r) : null;
+    },
+    async listKeys(accountId) {
+      return (await all(db, sql`SELECT * FROM api_keys WHERE account_id = ${accountId} ORDER BY id`)).map(keyFromRow);
+    },
+    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId }) {
+      return tx(async (trx) => {
+        const r = await one(trx, sql`UPDATE api_keys SET prefix = ${newPrefix}, rotated_at = ${now}::bigint WHERE id = ${keyId} AND account_id = ${accountId} AND is_active RETURNING *`);
+        if (!r) return null;
+        await sql`UPDATE key_hashes SET retired = true WHERE key_id = ${keyId} AND NOT retired`.execute(trx);
+        await sql`INSERT INTO key_hashes (hash, key_id, retired) VALUES (${newHash}, ${keyId}, false)
+                  ON CONFLICT (hash) DO UPDATE SET key_id = excluded.key_id, retired = false`.execute(trx);
+        const next = keyFromRow(r);
+        await insertEvent(trx, keyRotatedEvent(eventId, next, now), now);
+        return next;
+      });
+    },
+    async revokeKey({ accountId, keyId, now, eventId }) {
+      return tx(async (trx) => {
+        // Only the statement that flips revoked_at writes the event, so it is written once.
+        const r = await one(trx, sql`UPDATE api_keys SET is_active = false, revoked_at = ${now}::bigint WHERE id = ${keyId} AND account_id = ${accountId} AND revoked_at IS NULL RETURNING *`);
+        if (!r) {
+          const existing = await one(trx, sql`SELECT * FROM api_keys WHERE id = ${keyId} AND account_id = ${accountId}`);
+          return existing ? keyFromRow(existing) : null;
+        }
+        const next = keyFromRow(r);
+        await insertEvent(trx, keyRevokedEvent(eventId, next, now), now);
+        return next;
+      });
+    },
+
+    async admit(input) {
+      const q = input.quota;
+      const r = await one<{ r: AdmitResult }>(
+        db,
+        sql`SELECT benchdata_admit(
+              ${clockArg(input.now)}::bigint, ${input.keyId}::text, ${input.accountId}::text,
+              ${input.perMinute}::integer, ${input.perDay}::integer, ${input.windowMs}::bigint,
+              ${q !== null}::boolean, ${q?.anchorDay ?? null}::integer, ${q?.baseQuota ?? null}::bigint, ${q?.blockSize ?? null}::bigint,
+              ${q?.blockPrice ?? null}::bigint, ${q?.currency ?? null}::text, ${q?.retryAfterFailureMs ?? null}::bigint,
+              ${q?.maxAutoCharges ?? null}::integer, ${q?.warningEventId ?? null}::text, ${q?.invoiceId ?? null}::text) AS r`,
+      );
+      // The function builds the result in AdmitResult's shape.
+      return r!.r;
+    },
+    async usage(accountId, now, anchorDay, baseQuota, blockSize) {
+      const r = (await one(
+        db,
+        sql`WITH t AS (SELECT coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()) AS now),
+                 p AS (SELECT b.start_ms, b.end_ms FROM t, benchdata_billing_period(t.now, ${anchorDay}::integer) AS b)
+            SELECT p.start_ms, p.end_ms, q.used, q.blocks, q.exhausted,
+              coalesce((SELECT c.count FROM day_counters c, t WHERE c.account_id = ${accountId} AND c.day = floor(t.now / 86400000.0)::integer), 0) AS today,
+              (SELECT count(*) FROM api_keys k WHERE k.account_id = ${accountId} AND k.is_active) AS active_keys
+            FROM p LEFT JOIN quota_periods q ON q.account_id = ${accountId} AND q.period_start = p.start_ms`,
+      ))!;
+      return {
+        today: num(r.today),
+        month: num(r.used ?? 0),
+        allowance: baseQuota + num(r.blocks ?? 0) * blockSize,
+        exhausted: Boolean(r.exhausted),
+        activeKeys: num(r.active_keys),
+        periodStart: num(r.start_ms),
+        periodEnd: num(r.end_ms),
+      };
+    },
+
+    async createWebhook(w, maxWebhooks) {
+      return tx(async (trx) => {
+        await sql`SELECT 1 FROM accounts WHERE id = ${w.accountId} FOR UPDATE`.execute(trx);
+        const { n } = (await one<{ n: string }>(trx, sql`SELECT count(*) AS n FROM webhooks WHERE account_id = ${w.accountId}`))!;
+        if (Number(n) >= maxWebhooks) return "limit" as const;
+        await sql`INSERT INTO webhooks (id, account_id, url, events, secret, created_at)
+                  VALUES (${w.id}, ${w.accountId}, ${w.url}, ${[...w.events]}::text[], ${w.secret}, ${w.createdAt}::bigint)`.execute(trx);
+        return "created" as const;
+      });
+    },
+    async listWebhooks(accountId) {
+      return (await all(db, sql`SELECT * FROM webhooks WHERE account_id = ${accountId} ORDER BY id`)).map(webhookFromRow);
+    },
+    async getWebhook(accountId, webhookId) {
+      const r = await one(db, sql`SELECT * FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}`);
+      return r ? webhookFromRow(r) : null;
+    },
+    async deleteWebhook(accountId, webhookId) {
+      return tx(async (trx) => {
+        const gone = await one(trx, sql`DELETE FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId} RETURNING id`);
+        if (!gone) return false;
+        await sql`UPDATE deliveries SET status = 'dead', next_attempt_at = NULL WHERE webhook_id = ${webhookId} AND status = 'pending'`.execute(trx);
+        return true;
+      });
+    },
+    async emitEvent(event, now) {
+      await insertEvent(db, event, now);
+    },
+    async claimDeliveries({ now, leaseMs, limit, perWebhook }) {
+      const rows = await tx(async (trx) => {
+        // 1. Take the claim lock of each webhook with due work, skipping webhooks another worker is claiming
+        //    for right now: `perWebhook` counts leases, and only the lock holder adds leases to a webhook.
+        const locked = await all<{ webhook_id: string }>(
+          trx,
+          sql`SELECT w.webhook_id FROM (
+                SELECT DISTINCT webhook_id FROM deliveries
+                WHERE status = 'pending' AND next_attempt_at <= ${now}::bigint AND (lease_token IS NULL OR lease_until <= ${now}::bigint)
+              ) w
+              WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}::integer, hashtext(w.webhook_id))`,
+        );
+        if (locked.length === 0) return [];
+        // 2. A fresh snapshot (this statement starts after the locks): the due deliveries of those webhooks in
+        //    order, at most perWebhook minus the leases already out, up to limit; each locked (SKIP LOCKED
+        //    passes over a row a completing worker holds) and leased.
+        return all(
+          trx,
+          sql`WITH inflight AS (
+                SELECT webhook_id, count(*) AS n FROM deliveries
+                WHERE status = 'pending' AND lease_token IS NOT NULL AND lease_until > ${now}::bigint
+                GROUP BY webhook_id
+              ),
+              ranked AS (
+                SELECT d.id, d.webhook_id, d.next_attempt_at,
+                       row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS rn
+                FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
+                WHERE d.webhook_id = ANY (${locked.map((l) => l.webhook_id)}::text[])
+                  AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint AND (d.lease_token IS NULL OR d.lease_until <= ${now}::bigint)
+              ),
+              chosen AS (
+                SELECT r.id FROM ranked r LEFT JOIN inflight i ON i.webhook_id = r.webhook_id
+                WHERE r.rn <= ${perWebhook}::integer - coalesce(i.n, 0)
+                ORDER BY r.next_attempt_at, r.id
+                LIMIT ${limit}::integer
+              ),
+              claimable AS (
+                SELECT d.id FROM deliveries d
+                WHERE d.id IN (SELECT id FROM chosen)
+                  AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint AND (d.lease_token IS NULL OR d.lease_until <= ${now}::bigint)
+                FOR UPDATE SKIP LOCKED
+              )
+              UPDATE deliveries d SET lease_token = gen_random_uuid()::text, lease_until = ${now}::bigint + ${leaseMs}::bigint
+              FROM events e, webhooks w
+              WHERE d.id IN (SELECT id FROM claimable) AND e.id = d.event_id AND w.id = d.webhook_id
+              RETURNING d.id, d.event_id, d.webhook_id, d.account_id, d.attempts, d.next_attempt_at, d.lease_token,
+                        e.type, e.body, e.created_at AS event_created_at, w.url, w.secret`,
+        );
+      });
+      return rows
+        .sort((a, b) => num(a.next_attempt_at) - num(b.next_attempt_at) || (String(a.id) < String(b.id) ? -1 : 1))
+        .map(
+          (r): ClaimedDelivery => ({
+            deliveryId: String(r.id),
+            eventId: String(r.event_id),
+            eventType: r.type as EventType,
+            body: String(r.body),
+            eventCreatedAt: num(r.event_created_at),
+            webhookId: String(r.webhook_id),
+            accountId: String(r.account_id),
+            url: String(r.url),
+            secret: String(r.secret),
+            attempt: num(r.attempts) + 1,
+            leaseToken: String(r.lease_token),
+          }),
+        );
+    },
+    async completeDelivery({ deliveryId, leaseToken, attempt, next }) {
+      const r = await one(
+        db,
+        sql`WITH done AS (
+              UPDATE deliveries SET attempts = ${attempt.attempt}::integer, lease_token = NULL, lease_until = 0, status = ${next.status},
+                     next_attempt_at = ${next.status === "pending" ? next.at : null}::bigint
+              WHERE id = ${deliveryId} AND lease_token = ${leaseToken} AND status = 'pending'
+              RETURNING id
+            )
+            INSERT INTO delivery_attempts (delivery_id, attempt, at, status_code, latency_ms, error, response_body)
+            SELECT id, ${attempt.attempt}::integer, ${attempt.at}::bigint, ${attempt.statusCode}::integer, ${attempt.latencyMs}::double precision,
+                   ${attempt.error}::text, ${attempt.responseBody}::text
+            FROM done
+            RETURNING delivery_id`,
+      );
+      return r !== undefined;
+    },
+    async listDeliveries(accountId, webhookId, limit) {
+      const rows = await all(db, sql`${DELIVERY_SELECT} WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit}::integer`);
+      return rows.map(deliveryFromRow);
+    },
+    async retryDelivery(accountId, webhookId, deliveryId, now) {
+      return tx(async (trx) => {
+        const target = await one(
+          trx,
+          sql`SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+              WHERE d.id = ${deliveryId} AND d.account_id = ${accountId} AND d.webhook_id = ${webhookId} FOR UPDATE OF d`,
+        );
+        if (!target) return null;
+        // A delivery a worker holds under a live lease is left to it; anything else is due again now.
+        await sql`UPDATE deliveries SET status = 'pending', next_attempt_at = ${now}::bigint, lease_token = NULL, lease_until = 0
+                  WHERE id = ${deliveryId} AND NOT (status = 'pending' AND lease_token IS NOT NULL AND lease_until > ${now}::bigint)`.execute(trx);
+        const r = await one(trx, sql`${DELIVERY_SELECT} WHERE d.id = ${deliveryId}`);
+        return r ? deliveryFromRow(r) : null;
+      });
+    },
+
+    async claimCharges({ now, leaseMs, limit }) {
+      const rows = await all(
+        db,
+        sql`UPDATE invoices i SET lease_token = gen_random_uuid()::text, lease_until = ${now}::bigint + ${leaseMs}::bigint
+            FROM accounts a
+            WHERE a.id = i.account_id AND i.id IN (
+              SELECT id FROM invoices
+              WHERE status = 'pending' AND (lease_token IS NULL OR lease_until <= ${now}::bigint)
+              ORDER BY created_at, id
+              LIMIT ${limit}::integer
+              FOR UPDATE SKIP LOCKED)
+            RETURNING i.*, row_to_json(a.*) AS account`,
+      );
+      return rows
+        .map((r): ClaimedCharge => ({ invoice: invoiceFromRow(r), account: accountFromRow(json<Row>(r.account)), leaseToken: String(r.lease_token) }))
+        .sort((x, y) => x.invoice.createdAt - y.invoice.createdAt || (x.invoice.id < y.invoice.id ? -1 : 1));
+    },
+    async settleCharge({ invoiceId, leaseToken, outcome, eventIds }) {
+      return tx(async (trx) => {
+        const failure = outcome.status === "failed" ? outcome.reason : null;
+        const r = await one(
+          trx,
+          sql`UPDATE invoices SET status = ${outcome.status}, processor_ref = ${outcome.processorRef}, resolved_at = ${outcome.at}::bigint,
+                                  failure_reason = ${failure}::text, lease_token = NULL
+              WHERE id = ${invoiceId} AND lease_token = ${leaseToken} AND status = 'pending'
+              RETURNING *`,
+        );
+        if (!r) return false;
+        const inv = invoiceFromRow(r);
+        const start = Date.parse(inv.periodStart);
+        // core's quotaChargeSucceeded / quotaChargeFailed, guarded on the block the charge was for (a stale outcome changes nothing).
+        if (outcome.status === "paid") {
+          await sql`UPDATE quota_periods SET blocks = ${inv.block}::integer, exhausted = false, pending_block = NULL, block_attempts = 0, last_failure_at = NULL
+                    WHERE account_id = ${inv.accountId} AND period_start = ${start}::bigint AND pending_block = ${inv.block}::integer`.execute(trx);
+        } else {
+          await sql`UPDATE quota_periods SET pending_block = NULL, last_failure_at = ${outcome.at}::bigint
+                    WHERE account_id = ${inv.accountId} AND period_start = ${start}::bigint AND pending_block = ${inv.block}::integer`.execute(trx);
+        }
+        if (inv.attempt === 1) await insertEvent(trx, quotaExhaustedEvent(eventIds.exhausted, inv, outcome.processorRef, outcome.at), outcome.at);
+        await insertEvent(
+          trx,
+          outcome.status === "paid"
+            ? invoicePaidEvent(eventIds.result, inv, outcome.processorRef, outcome.at)
+            : invoiceFailedEvent(eventIds.result, inv, outcome.processorRef, outcome.reason, outcome.at),
+          outcome.at,
+        );
+        return true;
+      });
+    },
+    async requestCharge({ accountId, now, anchorDay, invoiceId, blockPrice, currency }) {
+      // One statement: the guarded quota update (exhausted, nothing outstanding) and the invoice it implies.
+      const r = await one(
+        db,
+        sql`WITH t AS (SELECT coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()) AS now),
+                 p AS (SELECT b.start_ms FROM t, benchdata_billing_period(t.now, ${anchorDay}::integer) AS b),
+                 q AS (
+                   UPDATE quota_periods
+                      SET pending_block = blocks + 1, charge_attempts = charge_attempts + 1, block_attempts = block_attempts + 1
+                    WHERE account_id = ${accountId} AND period_start = (SELECT start_ms FROM p) AND exhausted AND pending_block IS NULL
+                   RETURNING period_start, period_end, pending_block, block_attempts, used
+                 )
+            INSERT INTO invoices (id, account_id, period_start, period_end, block, attempt, amount, currency, status, idempotency_key, calls_used, created_at)
+            SELECT ${invoiceId}, ${accountId}, benchdata_iso(q.period_start), benchdata_iso(q.period_end), q.pending_block, q.block_attempts,
+                   ${blockPrice}::bigint, ${currency}, 'pending',
+                   benchdata_idempotency_key(${accountId}, benchdata_iso(q.period_start), q.pending_block, q.block_attempts),
+                   q.used, (SELECT now FROM t)
+            FROM q
+            RETURNING *`,
+      );
+      return r ? invoiceFromRow(r) : null;
+    },
+    async listInvoices(accountId) {
+      return (await all(db, sql`SELECT * FROM invoices WHERE account_id = ${accountId} ORDER BY created_at DESC, id DESC`)).map(invoiceFromRow);
+    },
+
+    benchmarks,
+    async replaceCells(prepared, replace) {
+      try {
+        await tx((trx) => replaceCellsIn(trx, prepared, replace));
+      } finally {
+        benchmarks.invalidate();
+      }
+    },
+  };
+
+  const guarded = failClosed(storage, isPostgresUnavailable);
+  registerImportBackend(guarded, {
+    withStaging: async (fn) => {
+      try {
+        return await db.transaction().execute((trx) => fn(postgresStaging(trx)));
+      } catch (e) {
+        throw mapUnavailable(e, isPostgresUnavailable);
+      } finally {
+        benchmarks.invalidate();
+      }
+    },
+  });
+  return guarded;
+}
+
+/**
+ * Import staging in PostgreSQL: a temporary table inside the import's own transaction (not WAL-logged,
+ * dropped at commit), read back through a server-side cursor, and published in the same transaction, so
+ * an import is all or nothing by construction. Other sessions see nothing until the commit.
+ */
+function postgresStaging(trx: Db): Staging {
+  const codec = new RowCodec();
+  let created: Promise<unknown> | null = null;
+  const ready = (): Promise<unknown> =>
+    (created ??= (async () => {
+      // Sorting a million staged rows in memory rather than in temporary files.
+      await sql`SET LOCAL work_mem = '128MB'`.execute(trx);
+      await sql`CREATE TEMP TABLE benchdata_import_obs (
+                  grp integer NOT NULL, business_id text COLLATE "C" NOT NULL, seg integer NOT NULL,
+                  line integer NOT NULL, value double precision NOT NULL
+                ) ON COMMIT DROP`.execute(trx);
+    })());
+  return {
+    async add(rows: readonly StagedRow[]) {
+      await ready();
+      await sql`INSERT INTO benchdata_import_obs (grp, business_id, seg, line, value)
+                SELECT * FROM unnest(${rows.map((r) => codec.group(r))}::integer[], ${rows.map((r) => r.businessId)}::text[],
+                                     ${rows.map((r) => codec.segment(r.segment))}::integer[], ${rows.map((r) => r.line)}::integer[],
+                                     ${rows.map((r) => r.value)}::double precision[])`.execute(trx);
+    },
+    async *ordered() {
+      await ready();
+      await sql`DECLARE benchdata_import_cursor NO SCROLL CURSOR FOR
+                SELECT grp, business_id, seg, line, value FROM benchdata_import_obs ORDER BY grp, business_id, seg, line`.execute(trx);
+      let failed = false;
+      try {
+        for (;;) {
+          const rows = await all<{ grp: number; business_id: string; seg: number; line: number; value: number }>(trx, sql`FETCH FORWARD 20000 FROM benchdata_import_cursor`).catch((e: unknown) => {
+            failed = true;
+            throw e;
+          });
+          if (rows.length === 0) break;
+          yield rows.map((r) => codec.row(r.line, r.business_id, r.grp, r.seg, r.value));
+        }
+      } finally {
+        // After a failed FETCH the transaction is aborted (and rolls back): closing would only mask the error.
+        if (!failed) await sql`CLOSE benchdata_import_cursor`.execute(trx);
+      }
+    },
+    async countBusinesses() {
+      await ready();
+      return num((await one(trx, sql`SELECT count(DISTINCT business_id) AS n FROM benchdata_import_obs`))?.n ?? 0);
+    },
+    publish: (cells, replace) => replaceCellsIn(trx, cells, replace),
+  };
+}

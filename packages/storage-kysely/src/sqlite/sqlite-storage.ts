@@ -1,0 +1,724 @@
+/**
+ * The SQLite Storage over better-sqlite3.
+ *
+ * Why not through Kysely's async SqliteDialect: a decision that reads, decides and writes must hold
+ * SQLite's write lock from its first read (`BEGIN IMMEDIATE`), or a second process can commit in
+ * between and the upgrade fails with SQLITE_BUSY_SNAPSHOT. better-sqlite3 runs a whole transaction
+ * synchronously, so every method here is one synchronous `BEGIN IMMEDIATE … COMMIT` (or one statement):
+ * atomic across processes (the file lock serialises writers), and, in this process, no other method can
+ * interleave with it. The decisions themselves are core's pure functions, exactly as in the memory store.
+ */
+import { randomUUID } from "node:crypto";
+import type BetterSqlite3 from "better-sqlite3";
+import type {
+  AccountRecord,
+  AdmitInput,
+  AdmitResult,
+  ApiKeyRecord,
+  AttemptRecord,
+  Category,
+  ChargeOutcome,
+  ClaimedCharge,
+  ClaimedDelivery,
+  DeliveryRecord,
+  EventDraft,
+  EventType,
+  InvoiceRecord,
+  KeyLookup,
+  Logger,
+  PreparedCell,
+  QuotaPlan,
+  QuotaState,
+  Storage,
+  UsageSnapshot,
+  WebhookRecord,
+  WindowInfo,
+} from "@benchdata/core";
+import {
+  allowance,
+  billingPeriod,
+  chargeIdempotencyKey,
+  dailyWindow,
+  EMPTY_QUOTA,
+  invoiceFailedEvent,
+  invoicePaidEvent,
+  isoTime,
+  keyCreatedEvent,
+  keyRevokedEvent,
+  keyRotatedEvent,
+  parsePeriod,
+  quotaChargeFailed,
+  quotaChargeSucceeded,
+  quotaExhaustedEvent,
+  quotaRequest,
+  quotaWarningEvent,
+  serializeEvent,
+  silentLogger,
+  slidingWindow,
+  utcDay,
+} from "@benchdata/core";
+import { cachedBenchmarks, DEFAULT_CACHE_TTL_MS } from "../cells/cached-benchmarks.ts";
+import { decodeFloat64, encodeFloat64 } from "../cells/cell-codec.ts";
+import { failClosed, isSqliteUnavailable } from "../fail-closed.ts";
+import { registerImportBackend } from "../import/staging.ts";
+import type { SqlStorage } from "../sql-storage.ts";
+import { SQLITE_MIGRATIONS } from "./sqlite-schema.ts";
+import { withSqliteStaging } from "./sqlite-staging.ts";
+
+/** Options of the SQLite storage. */
+export interface SqliteStorageOptions {
+  /**
+   * `app` (default): decisions use the `now` they are given. `database`: they use this host's clock read
+   * inside the write lock (every process on the host shares it), and report it back as `now`.
+   */
+  readonly clock?: "app" | "database";
+  readonly logger?: Logger;
+  /** How long decoded benchmark cells are trusted before the data version is checked (ms, default 1000). */
+  readonly cacheTtlMs?: number;
+}
+
+type Row = Record<string, unknown>;
+
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+function accountFromRow(r: Row): AccountRecord {
+  return {
+    id: String(r.id),
+    name: String(r.name),
+    tier: r.tier as AccountRecord["tier"],
+    createdAt: num(r.created_at),
+    limits: JSON.parse(String(r.limits)) as AccountRecord["limits"],
+    allowedCidrs: JSON.parse(String(r.allowed_cidrs)) as string[],
+    billing: JSON.parse(String(r.billing)) as AccountRecord["billing"],
+  };
+}
+
+function keyFromRow(r: Row): ApiKeyRecord {
+  return {
+    id: String(r.id),
+    accountId: String(r.account_id),
+    name: String(r.name),
+    environment: r.environment as ApiKeyRecord["environment"],
+    scopes: JSON.parse(String(r.scopes)) as ApiKeyRecord["scopes"],
+    prefix: String(r.prefix),
+    isActive: r.is_active === 1,
+    createdAt: num(r.created_at),
+    rotatedAt: numOrNull(r.rotated_at),
+    revokedAt: numOrNull(r.revoked_at),
+  };
+}
+
+function webhookFromRow(r: Row): WebhookRecord {
+  return {
+    id: String(r.id),
+    accountId: String(r.account_id),
+    url: String(r.url),
+    events: JSON.parse(String(r.events)) as EventType[],
+    secret: String(r.secret),
+    createdAt: num(r.created_at),
+  };
+}
+
+function invoiceFromRow(r: Row): InvoiceRecord {
+  return {
+    id: String(r.id),
+    accountId: String(r.account_id),
+    periodStart: String(r.period_start),
+    periodEnd: String(r.period_end),
+    block: num(r.block),
+    attempt: num(r.attempt),
+    amount: num(r.amount),
+    currency: String(r.currency),
+    status: r.status as InvoiceRecord["status"],
+    idempotencyKey: String(r.idempotency_key),
+    processorRef: strOrNull(r.processor_ref),
+    callsUsed: num(r.calls_used),
+    createdAt: num(r.created_at),
+    resolvedAt: numOrNull(r.resolved_at),
+    failureReason: strOrNull(r.failure_reason),
+  };
+}
+
+function quotaFromRow(r: Row | undefined): QuotaState {
+  if (!r) return EMPTY_QUOTA;
+  return {
+    used: num(r.used),
+    blocks: num(r.blocks),
+    exhausted: r.exhausted === 1,
+    pendingBlock: numOrNull(r.pending_block),
+    chargeAttempts: num(r.charge_attempts),
+    blockAttempts: num(r.block_attempts),
+    lastFailureAt: numOrNull(r.last_failure_at),
+  };
+}
+
+function attemptFromRow(r: Row): AttemptRecord {
+  return {
+    attempt: num(r.attempt),
+    at: num(r.at),
+    statusCode: numOrNull(r.status_code),
+    latencyMs: num(r.latency_ms),
+    error: strOrNull(r.error),
+    responseBody: String(r.response_body),
+  };
+}
+
+/** Sets the pragmas every connection to a benchdata SQLite file needs. */
+export function configureSqlite(db: BetterSqlite3.Database, busyTimeoutMs = 5000): void {
+  // busy_timeout first: switching to WAL needs a brief lock that another starting process may hold.
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+  if (db.name !== "" && db.name !== ":memory:" && !db.memory) db.pragma("journal_mode = WAL");
+  // NORMAL in WAL mode: a commit survives a crash of the process (not of the machine), at a fraction of FULL's cost.
+  db.pragma("synchronous = NORMAL");
+}
+
+/** Runs the SQLite migrations not yet applied, under one IMMEDIATE transaction (several processes may start at once). */
+export function migrateSqlite(db: BetterSqlite3.Database, logger: Logger = silentLogger): void {
+  db.transaction(() => {
+    db.exec("CREATE TABLE IF NOT EXISTS benchdata_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    const applied = new Set((db.prepare("SELECT version FROM benchdata_migrations").all() as { version: number }[]).map((r) => r.version));
+    for (const m of SQLITE_MIGRATIONS) {
+      if (applied.has(m.version)) continue;
+      db.exec(m.sql);
+      db.prepare("INSERT INTO benchdata_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, Date.now());
+      logger.info("storage migration applied", { dialect: "sqlite", version: m.version, name: m.name });
+    }
+  }).immediate();
+}
+
+/**
+ * A Storage over an open better-sqlite3 database (configure it with `configureSqlite`; `migrate()`
+ * creates the schema). Closing the storage closes the database.
+ */
+export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteStorageOptions = {}): SqlStorage {
+  const logger = options.logger ?? silentLogger;
+  const clockMode = options.clock ?? "app";
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  /** A prepared statement, prepared once per SQL text (so SQL can stay inline, where it is used). */
+  const q = (text: string): BetterSqlite3.Statement => {
+    let s = statements.get(text);
+    if (!s) statements.set(text, (s = db.prepare(text)));
+    return s;
+  };
+  const immediate = <A extends unknown[], R>(fn: (...args: A) => R): ((...args: A) => R) => {
+    const tx = db.transaction(fn);
+    return (...args: A) => tx.immediate(...args);
+  };
+  const timeOf = (now: number): number => (clockMode === "database" ? Date.now() : now);
+
+  function insertEvent(draft: EventDraft, now: number): void {
+    q("INSERT INTO events (id, type, account_id, created_at, body) VALUES (?, ?, ?, ?, ?)").run(draft.id, draft.type, draft.accountId, now, serializeEvent(draft));
+    // One pending delivery per webhook of the account subscribed to the type at this moment. Delivery ids
+    // follow the memory store: `dlv_` + the event's id + a sequence number (unique inside the write lock).
+    q(`INSERT INTO deliveries (seq, id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, created_at)
+       SELECT n, 'dlv_' || substr(@event_id, 5) || printf('%06d', n), @event_id, wid, @account_id, 'pending', 0, @now, @now
+       FROM (
+         SELECT w.id AS wid, base.last + row_number() OVER (ORDER BY w.id) AS n
+         FROM webhooks w, (SELECT ifnull(max(seq), 0) AS last FROM deliveries) base
+         WHERE w.account_id = @account_id AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = @type)
+       )`).run({ event_id: draft.id, account_id: draft.accountId, type: draft.type, now });
+  }
+
+  function deliveryRecord(r: Row): DeliveryRecord {
+    const attempts = q("SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq").all(r.id) as Row[];
+    const status = r.status as DeliveryRecord["status"];
+    return {
+      id: String(r.id),
+      eventId: String(r.event_id),
+      eventType: r.event_type as EventType,
+      webhookId: String(r.webhook_id),
+      accountId: String(r.account_id),
+      status,
+      attempts: num(r.attempts),
+      nextAttemptAt: status === "pending" ? numOrNull(r.next_attempt_at) : null,
+      createdAt: num(r.created_at),
+      attemptLog: attempts.map(attemptFromRow),
+    };
+  }
+
+  const DELIVERY_SELECT = "SELECT d.*, e.type AS event_type FROM deliveries d JOIN events e ON e.id = d.event_id";
+
+  function quotaRow(accountId: string, periodStart: number): Row | undefined {
+    return q("SELECT * FROM quota_periods WHERE account_id = ? AND period_start = ?").get(accountId, periodStart) as Row | undefined;
+  }
+
+  function writeQuota(accountId: string, periodStart: number, periodEnd: number, s: QuotaState): void {
+    q(`INSERT INTO quota_periods (account_id, period_start, period_end, used, blocks, exhausted, pending_block, charge_attempts, block_attempts, last_failure_at)
+       VALUES (@account_id, @period_start, @period_end, @used, @blocks, @exhausted, @pending_block, @charge_attempts, @block_attempts, @last_failure_at)
+       ON CONFLICT (account_id, period_start) DO UPDATE SET
+         used = excluded.used, blocks = excluded.blocks, exhausted = excluded.exhausted, pending_block = excluded.pending_block,
+         charge_attempts = excluded.charge_attempts, block_attempts = excluded.block_attempts, last_failure_at = excluded.last_failure_at`).run({
+      account_id: accountId,
+      period_start: periodStart,
+      period_end: periodEnd,
+      used: s.used,
+      blocks: s.blocks,
+      exhausted: s.exhausted ? 1 : 0,
+      pending_block: s.pendingBlock,
+      charge_attempts: s.chargeAttempts,
+      block_attempts: s.blockAttempts,
+      last_failure_at: s.lastFailureAt,
+    });
+  }
+
+  /** The period's stored quota (or a fresh one, with the period's end as it is now). */
+  function periodQuota(accountId: string, now: number, anchorDay: number): { state: QuotaState; start: number; end: number } {
+    const period = billingPeriod(now, anchorDay);
+    const row = quotaRow(accountId, period.start);
+    return { state: quotaFromRow(row), start: period.start, end: row ? num(row.period_end) : period.end };
+  }
+
+  function insertInvoice(r: InvoiceRecord): void {
+    q(`INSERT INTO invoices (id, account_id, period_start, period_end, block, attempt, amount, currency, status, idempotency_key, processor_ref, calls_used, created_at, resolved_at, failure_reason)
+       VALUES (@id, @accountId, @periodStart, @periodEnd, @block, @attempt, @amount, @currency, @status, @idempotencyKey, @processorRef, @callsUsed, @createdAt, @resolvedAt, @failureReason)`).run(r);
+  }
+
+  const admitTx = immediate((input: AdmitInput): AdmitResult => {
+    const now = timeOf(input.now);
+    const w = q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(input.keyId) as { stamps: Uint8Array } | undefined;
+    const minuteD = slidingWindow(w ? Array.from(decodeFloat64(w.stamps)) : [], now, input.perMinute, input.windowMs);
+    const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(input.accountId) as { day: number; count: number } | undefined;
+    const dayD = dailyWindow(d?.day ?? utcDay(now), d?.count ?? 0, now, input.perDay);
+    const minute: WindowInfo = { limit: minuteD.limit, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
+    const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
+    if (!minuteD.allowed || !dayD.allowed) {
+      // A refused request changes nothing: the window that allowed it is reported as it was before.
+      return {
+        kind: "rate_limited",
+        now,
+        window: !minuteD.allowed ? "minute" : "day",
+        minute: minuteD.allowed ? { ...minute, remaining: minute.remaining + 1 } : minute,
+        day: dayD.allowed ? { ...day, remaining: dayD.remaining + 1 } : day,
+        retryAfterMs: Math.max(minuteD.retryAfterMs, dayD.retryAfterMs),
+      };
+    }
+    q("INSERT INTO rate_windows (key_id, stamps) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET stamps = excluded.stamps").run(input.keyId, encodeFloat64(minuteD.stamps));
+    q("INSERT INTO day_counters (account_id, day, count) VALUES (?, ?, ?) ON CONFLICT (account_id) DO UPDATE SET day = excluded.day, count = excluded.count").run(input.accountId, dayD.day, dayD.count);
+    if (input.quota === null) return { kind: "allowed", now, minute, day, quota: null };
+
+    const qi = input.quota;
+    const plan: QuotaPlan = qi;
+    const { state, start, end } = periodQuota(input.accountId, now, qi.anchorDay);
+    const step = quotaRequest(plan, state, now);
+    writeQuota(input.accountId, start, end, step.state);
+    if (step.kind === "allow") {
+      if (step.warn !== null) {
+        insertEvent(quotaWarningEvent(qi.warningEventId, input.accountId, now, { used: step.used, allowance: step.allowance, threshold: step.warn, periodStart: start, periodEnd: end }), now);
+      }
+      return { kind: "allowed", now, minute, day, quota: { used: step.used, allowance: step.allowance, periodStart: start, periodEnd: end, warned: step.warn } };
+    }
+    let chargeInvoiceId: string | null = null;
+    if (step.charge) {
+      const periodStartIso = isoTime(start);
+      insertInvoice({
+        id: qi.invoiceId,
+        accountId: input.accountId,
+        periodStart: periodStartIso,
+        periodEnd: isoTime(end),
+        block: step.charge.block,
+        attempt: step.charge.attempt,
+        amount: step.charge.amount,
+        currency: qi.currency,
+        status: "pending",
+        idempotencyKey: chargeIdempotencyKey(input.accountId, periodStartIso, step.charge.block, step.charge.attempt),
+        processorRef: null,
+        callsUsed: step.state.used,
+        createdAt: now,
+        resolvedAt: null,
+        failureReason: null,
+      });
+      chargeInvoiceId = qi.invoiceId;
+    }
+    return {
+      kind: "quota_exhausted",
+      now,
+      minute,
+      day,
+      quota: { used: step.state.used, allowance: allowance(plan, step.state), periodStart: start, periodEnd: end, warned: null },
+      flipped: step.flipped,
+      chargeInvoiceId,
+      heldForReview: step.heldForReview,
+    };
+  });
+
+  const createKeyTx = immediate((key: ApiKeyRecord, hash: string, maxKeys: number, eventId: string): "created" | "limit" => {
+    const { n } = q("SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND revoked_at IS NULL").get(key.accountId) as { n: number };
+    if (n >= maxKeys) return "limit";
+    q(`INSERT INTO api_keys (id, account_id, name, environment, scopes, prefix, is_active, created_at, rotated_at, revoked_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(key.id, key.accountId, key.name, key.environment, JSON.stringify(key.scopes), key.prefix, key.isActive ? 1 : 0, key.createdAt, key.rotatedAt, key.revokedAt);
+    q("INSERT INTO key_hashes (hash, key_id, retired) VALUES (?, ?, 0) ON CONFLICT (hash) DO UPDATE SET key_id = excluded.key_id, retired = 0").run(hash, key.id);
+    insertEvent(keyCreatedEvent(eventId, key), key.createdAt);
+    return "created";
+  });
+
+  const rotateKeyTx = immediate((accountId: string, keyId: string, newHash: string, newPrefix: string, now: number, eventId: string): ApiKeyRecord | null => {
+    const row = q("UPDATE api_keys SET prefix = ?, rotated_at = ? WHERE id = ? AND account_id = ? AND is_active = 1 RETURNING *").get(newPrefix, now, keyId, accountId) as Row | undefined;
+    if (!row) return null;
+    q("UPDATE key_hashes SET retired = 1 WHERE key_id = ? AND retired = 0").run(keyId);
+    q("INSERT INTO key_hashes (hash, key_id, retired) VALUES (?, ?, 0) ON CONFLICT (hash) DO UPDATE SET key_id = excluded.key_id, retired = 0").run(newHash, keyId);
+    const next = keyFromRow(row);
+    insertEvent(keyRotatedEvent(eventId, next, now), now);
+    return next;
+  });
+
+  const revokeKeyTx = immediate((accountId: string, keyId: string, now: number, eventId: string): ApiKeyRecord | null => {
+    const row = q("SELECT * FROM api_keys WHERE id = ? AND account_id = ?").get(keyId, accountId) as Row | undefined;
+    if (!row) return null;
+    if (row.revoked_at !== null) return keyFromRow(row);
+    const next = keyFromRow(q("UPDATE api_keys SET is_active = 0, revoked_at = ? WHERE id = ? RETURNING *").get(now, keyId) as Row);
+    insertEvent(keyRevokedEvent(eventId, next, now), now);
+    return next;
+  });
+
+  const createWebhookTx = immediate((w: WebhookRecord, maxWebhooks: number): "created" | "limit" => {
+    const { n } = q("SELECT count(*) AS n FROM webhooks WHERE account_id = ?").get(w.accountId) as { n: number };
+    if (n >= maxWebhooks) return "limit";
+    q("INSERT INTO webhooks (id, account_id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?, ?)").run(w.id, w.accountId, w.url, JSON.stringify(w.events), w.secret, w.createdAt);
+    return "created";
+  });
+
+  const deleteWebhookTx = immediate((accountId: string, webhookId: string): boolean => {
+    const gone = q("DELETE FROM webhooks WHERE id = ? AND account_id = ?").run(webhookId, accountId).changes > 0;
+    if (gone) q("UPDATE deliveries SET status = 'dead', next_attempt_at = NULL WHERE webhook_id = ? AND status = 'pending'").run(webhookId);
+    return gone;
+  });
+
+  const emitEventTx = immediate((event: EventDraft, now: number) => insertEvent(event, now));
+
+  const claimDeliveriesTx = immediate((now: number, leaseMs: number, limit: number, perWebhook: number): ClaimedDelivery[] => {
+    const inflight = new Map<string, number>();
+    for (const r of q("SELECT webhook_id, count(*) AS n FROM deliveries WHERE status = 'pending' AND lease_token IS NOT NULL AND lease_until > ? GROUP BY webhook_id").all(now) as Row[]) {
+      inflight.set(String(r.webhook_id), num(r.n));
+    }
+    const due = q(`SELECT d.id, d.event_id, d.webhook_id, d.account_id, d.attempts, e.type, e.body, e.created_at AS event_created_at, w.url, w.secret
+                   FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+                   WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND NOT (d.lease_token IS NOT NULL AND d.lease_until > @now)
+                   ORDER BY d.next_attempt_at, d.id`);
+    const picked: Row[] = [];
+    for (const r of due.iterate({ now }) as IterableIterator<Row>) {
+      if (picked.length >= limit) break;
+      const wh = String(r.webhook_id);
+      const n = inflight.get(wh) ?? 0;
+      if (n >= perWebhook) continue;
+      inflight.set(wh, n + 1);
+      picked.push(r);
+    }
+    const lease = q("UPDATE deliveries SET lease_token = ?, lease_until = ? WHERE id = ?");
+    return picked.map((r) => {
+      const token = randomUUID();
+      lease.run(token, now + leaseMs, r.id);
+      return {
+        deliveryId: String(r.id),
+        eventId: String(r.event_id),
+        eventType: r.type as EventType,
+        body: String(r.body),
+        eventCreatedAt: num(r.event_created_at),
+        webhookId: String(r.webhook_id),
+        accountId: String(r.account_id),
+        url: String(r.url),
+        secret: String(r.secret),
+        attempt: num(r.attempts) + 1,
+        leaseToken: token,
+      };
+    });
+  });
+
+  const completeDeliveryTx = immediate((deliveryId: string, token: string, attempt: AttemptRecord, next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number }): boolean => {
+    const changed = q(`UPDATE deliveries SET attempts = ?, lease_token = NULL, lease_until = 0, status = ?, next_attempt_at = ?
+                       WHERE id = ? AND lease_token = ? AND status = 'pending'`).run(attempt.attempt, next.status, next.status === "pending" ? next.at : null, deliveryId, token).changes;
+    if (changed === 0) return false;
+    q("INSERT INTO delivery_attempts (delivery_id, attempt, at, status_code, latency_ms, error, response_body) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+      deliveryId,
+      attempt.attempt,
+      attempt.at,
+      attempt.statusCode,
+      attempt.latencyMs,
+      attempt.error,
+      attempt.responseBody,
+    );
+    return true;
+  });
+
+  const listDeliveriesTx = db.transaction((accountId: string, webhookId: string, limit: number): DeliveryRecord[] =>
+    (q(`${DELIVERY_SELECT} WHERE d.account_id = ? AND d.webhook_id = ? ORDER BY d.created_at DESC, d.id DESC LIMIT ?`).all(accountId, webhookId, limit) as Row[]).map(deliveryRecord),
+  );
+
+  const retryDeliveryTx = immediate((accountId: string, webhookId: string, deliveryId: string, now: number): DeliveryRecord | null => {
+    const exists = q("SELECT 1 FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ? AND d.account_id = ? AND d.webhook_id = ?").get(deliveryId, accountId, webhookId);
+    if (!exists) return null;
+    // A delivery a worker holds under a live lease is left to it; anything else is due again now.
+    q(`UPDATE deliveries SET status = 'pending', next_attempt_at = @now, lease_token = NULL, lease_until = 0
+       WHERE id = @id AND NOT (status = 'pending' AND lease_token IS NOT NULL AND lease_until > @now)`).run({ id: deliveryId, now });
+    return deliveryRecord(q(`${DELIVERY_SELECT} WHERE d.id = ?`).get(deliveryId) as Row);
+  });
+
+  const claimChargesTx = immediate((now: number, leaseMs: number, limit: number): ClaimedCharge[] => {
+    const rows = q(`SELECT * FROM invoices WHERE status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > ?)
+                    ORDER BY created_at, id LIMIT ?`).all(now, limit) as Row[];
+    const out: ClaimedCharge[] = [];
+    for (const r of rows) {
+      const acc = q("SELECT * FROM accounts WHERE id = ?").get(r.account_id) as Row | undefined;
+      if (!acc) continue;
+      const token = randomUUID();
+      q("UPDATE invoices SET lease_token = ?, lease_until = ? WHERE id = ?").run(token, now + leaseMs, r.id);
+      out.push({ invoice: invoiceFromRow(r), account: accountFromRow(acc), leaseToken: token });
+    }
+    return out;
+  });
+
+  const settleChargeTx = immediate((invoiceId: string, token: string, outcome: ChargeOutcome, eventIds: { exhausted: string; result: string }): boolean => {
+    const failure = outcome.status === "failed" ? outcome.reason : null;
+    const row = q(`UPDATE invoices SET status = ?, processor_ref = ?, resolved_at = ?, failure_reason = ?, lease_token = NULL
+                   WHERE id = ? AND lease_token = ? AND status = 'pending' RETURNING *`).get(outcome.status, outcome.processorRef, outcome.at, failure, invoiceId, token) as Row | undefined;
+    if (!row) return false;
+    const inv = invoiceFromRow(row);
+    const start = Date.parse(inv.periodStart);
+    const qr = quotaRow(inv.accountId, start);
+    if (qr) {
+      const s = quotaFromRow(qr);
+      const next = outcome.status === "paid" ? quotaChargeSucceeded(s, inv.block) : quotaChargeFailed(s, inv.block, outcome.at);
+      writeQuota(inv.accountId, start, num(qr.period_end), next);
+    }
+    if (inv.attempt === 1) insertEvent(quotaExhaustedEvent(eventIds.exhausted, inv, outcome.processorRef, outcome.at), outcome.at);
+    insertEvent(
+      outcome.status === "paid"
+        ? invoicePaidEvent(eventIds.result, inv, outcome.processorRef, outcome.at)
+        : invoiceFailedEvent(eventIds.result, inv, outcome.processorRef, outcome.reason, outcome.at),
+      outcome.at,
+    );
+    return true;
+  });
+
+  const requestChargeTx = immediate((accountId: string, nowIn: number, anchorDay: number, invoiceId: string, blockPrice: number, currency: string): InvoiceRecord | null => {
+    const now = timeOf(nowIn);
+    const { state: s, start, end } = periodQuota(accountId, now, anchorDay);
+    if (!s.exhausted || s.pendingBlock !== null) return null;
+    const block = s.blocks + 1;
+    const attempt = s.blockAttempts + 1;
+    writeQuota(accountId, start, end, { ...s, pendingBlock: block, chargeAttempts: s.chargeAttempts + 1, blockAttempts: attempt });
+    const periodStartIso = isoTime(start);
+    const record: InvoiceRecord = {
+      id: invoiceId,
+      accountId,
+      periodStart: periodStartIso,
+      periodEnd: isoTime(end),
+      block,
+      attempt,
+      amount: blockPrice,
+      currency,
+      status: "pending",
+      idempotencyKey: chargeIdempotencyKey(accountId, periodStartIso, block, attempt),
+      processorRef: null,
+      callsUsed: s.used,
+      createdAt: now,
+      resolvedAt: null,
+      failureReason: null,
+    };
+    insertInvoice(record);
+    return record;
+  });
+
+  const usageTx = db.transaction((accountId: string, nowIn: number, anchorDay: number, baseQuota: number, blockSize: number): UsageSnapshot => {
+    const now = timeOf(nowIn);
+    const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(accountId) as { day: number; count: number } | undefined;
+    const period = billingPeriod(now, anchorDay);
+    const state = quotaFromRow(quotaRow(accountId, period.start));
+    const { n } = q("SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND is_active = 1").get(accountId) as { n: number };
+    return {
+      today: d && d.day === utcDay(now) ? d.count : 0,
+      month: state.used,
+      allowance: baseQuota + state.blocks * blockSize,
+      exhausted: state.exhausted,
+      activeKeys: n,
+      periodStart: period.start,
+      periodEnd: period.end,
+    };
+  });
+
+  /** Replaces cells in the current transaction (the caller holds the write lock). */
+  function replaceCellsNow(prepared: readonly PreparedCell[], replace: readonly { category: Category; period: string }[]): void {
+    const del = q("DELETE FROM cells WHERE category = ? AND period = ?");
+    for (const r of replace) del.run(r.category, r.period);
+    const put = q(`INSERT INTO cells (category, period, segment, metric, granularity, sample_size, sorted) VALUES (?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (category, period, segment, metric) DO UPDATE SET granularity = excluded.granularity, sample_size = excluded.sample_size, sorted = excluded.sorted`);
+    for (const pc of prepared) {
+      // A cell of an unparsable period is kept (as the memory store does) but never listed as a period.
+      const g = parsePeriod(pc.period)?.granularity ?? "";
+      put.run(pc.category, pc.period, pc.segment, pc.metric, g, pc.cell.sampleSize, encodeFloat64(pc.cell.sorted));
+    }
+    q("UPDATE data_version SET version = version + 1 WHERE id = 1").run();
+  }
+  const replaceCellsTx = immediate(replaceCellsNow);
+
+  const benchmarks = cachedBenchmarks(
+    {
+      async dataVersion() {
+        return num((q("SELECT version FROM data_version WHERE id = 1").get() as Row | undefined)?.version ?? 0);
+      },
+      async latestPeriod(category, segment, granularity) {
+        const r = q("SELECT max(period) AS p FROM cells WHERE category = ? AND segment = ? AND granularity = ?").get(category, segment, granularity) as Row;
+        return strOrNull(r.p);
+      },
+      async recentPeriods(category, segment, metric, granularity, count) {
+        const rows = q("SELECT period FROM cells WHERE category = ? AND segment = ? AND granularity = ? AND metric = ? ORDER BY period DESC LIMIT ?").all(category, segment, granularity, metric, Math.max(0, count)) as Row[];
+        return rows.map((r) => String(r.period)).reverse();
+      },
+      async cells(category, segment, period, metrics) {
+        const rows = q("SELECT metric, sample_size, sorted FROM cells WHERE category = ? AND segment = ? AND period = ? AND metric IN (SELECT value FROM json_each(?))").all(category, segment, period, JSON.stringify(metrics)) as Row[];
+        return rows.map((r) => ({ metric: String(r.metric), sampleSize: num(r.sample_size), sorted: r.sorted as Uint8Array }));
+      },
+      async segments(category) {
+        const rows = q("SELECT DISTINCT segment FROM cells WHERE category = ? AND segment <> 'all' ORDER BY segment").all(category) as Row[];
+        return rows.map((r) => String(r.segment));
+      },
+    },
+    options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS,
+  );
+
+  const storage: SqlStorage = {
+    kind: "sqlite",
+    async migrate() {
+      migrateSqlite(db, logger);
+    },
+    async close() {
+      if (db.open) db.close();
+    },
+
+    async createAccount(a) {
+      try {
+        q("INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, billing) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+          a.id,
+          a.name,
+          a.tier,
+          a.createdAt,
+          JSON.stringify(a.limits),
+          JSON.stringify(a.allowedCidrs),
+          JSON.stringify(a.billing),
+        );
+      } catch (e) {
+        if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw new Error(`account ${a.id} exists`);
+        throw e;
+      }
+    },
+    async getAccount(accountId) {
+      const r = q("SELECT * FROM accounts WHERE id = ?").get(accountId) as Row | undefined;
+      return r ? accountFromRow(r) : null;
+    },
+    async updateAccount(accountId, patch) {
+      const r = q(`UPDATE accounts SET tier = coalesce(@tier, tier), limits = coalesce(@limits, limits),
+                     allowed_cidrs = coalesce(@cidrs, allowed_cidrs), billing = coalesce(@billing, billing)
+                   WHERE id = @id RETURNING *`).get({
+        id: accountId,
+        tier: patch.tier ?? null,
+        limits: patch.limits !== undefined ? JSON.stringify(patch.limits) : null,
+        cidrs: patch.allowedCidrs !== undefined ? JSON.stringify(patch.allowedCidrs) : null,
+        billing: patch.billing !== undefined ? JSON.stringify(patch.billing) : null,
+      }) as Row | undefined;
+      return r ? accountFromRow(r) : null;
+    },
+    async createSession(s) {
+      q(`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`).run(s.tokenHash, s.accountId, s.createdAt, s.expiresAt);
+    },
+    async findSession(tokenHash, now) {
+      const r = q("SELECT account_id FROM sessions WHERE token_hash = ? AND (expires_at IS NULL OR expires_at > ?)").get(tokenHash, now) as Row | undefined;
+      return r ? String(r.account_id) : null;
+    },
+
+    async createKey({ key, hash, maxKeys, eventId }) {
+      return createKeyTx(key, hash, maxKeys, eventId);
+    },
+    async findKeyByHash(hash): Promise<KeyLookup | null> {
+      // The hot-path lookup: one statement joining hash → key → account.
+      const r = q(`SELECT h.retired,
+                     k.id, k.account_id, k.name, k.environment, k.scopes, k.prefix, k.is_active, k.created_at, k.rotated_at, k.revoked_at,
+                     a.id AS a_id, a.name AS a_name, a.tier AS a_tier, a.created_at AS a_created_at, a.limits AS a_limits,
+                     a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing
+                   FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
+                   WHERE h.hash = ?`).get(hash) as Row | undefined;
+      if (!r) return null;
+      return {
+        key: keyFromRow(r),
+        account: accountFromRow({ id: r.a_id, name: r.a_name, tier: r.a_tier, created_at: r.a_created_at, limits: r.a_limits, allowed_cidrs: r.a_allowed_cidrs, billing: r.a_billing }),
+        retired: r.retired === 1,
+      };
+    },
+    async getKey(accountId, keyId) {
+      const r = q("SELECT * FROM api_keys WHERE id = ? AND account_id = ?").get(keyId, accountId) as Row | undefined;
+      return r ? keyFromRow(r) : null;
+    },
+    async listKeys(accountId) {
+      return (q("SELECT * FROM api_keys WHERE account_id = ? ORDER BY id").all(accountId) as Row[]).map(keyFromRow);
+    },
+    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId }) {
+      return rotateKeyTx(accountId, keyId, newHash, newPrefix, now, eventId);
+    },
+    async revokeKey({ accountId, keyId, now, eventId }) {
+      return revokeKeyTx(accountId, keyId, now, eventId);
+    },
+
+    async admit(input) {
+      return admitTx(input);
+    },
+    async usage(accountId, now, anchorDay, baseQuota, blockSize) {
+      return usageTx(accountId, now, anchorDay, baseQuota, blockSize);
+    },
+
+    async createWebhook(webhook, maxWebhooks) {
+      return createWebhookTx(webhook, maxWebhooks);
+    },
+    async listWebhooks(accountId) {
+      return (q("SELECT * FROM webhooks WHERE account_id = ? ORDER BY id").all(accountId) as Row[]).map(webhookFromRow);
+    },
+    async getWebhook(accountId, webhookId) {
+      const r = q("SELECT * FROM webhooks WHERE id = ? AND account_id = ?").get(webhookId, accountId) as Row | undefined;
+      return r ? webhookFromRow(r) : null;
+    },
+    async deleteWebhook(accountId, webhookId) {
+      return deleteWebhookTx(accountId, webhookId);
+    },
+    async emitEvent(event, now) {
+      emitEventTx(event, now);
+    },
+    async claimDeliveries({ now, leaseMs, limit, perWebhook }) {
+      return claimDeliveriesTx(now, leaseMs, limit, perWebhook);
+    },
+    async completeDelivery({ deliveryId, leaseToken, attempt, next }) {
+      return completeDeliveryTx(deliveryId, leaseToken, attempt, next);
+    },
+    async listDeliveries(accountId, webhookId, limit) {
+      return listDeliveriesTx(accountId, webhookId, limit);
+    },
+    async retryDelivery(accountId, webhookId, deliveryId, now) {
+      return retryDeliveryTx(accountId, webhookId, deliveryId, now);
+    },
+
+    async claimCharges({ now, leaseMs, limit }) {
+      return claimChargesTx(now, leaseMs, limit);
+    },
+    async settleCharge({ invoiceId, leaseToken, outcome, eventIds }) {
+      return settleChargeTx(invoiceId, leaseToken, outcome, eventIds);
+    },
+    async requestCharge({ accountId, now, anchorDay, invoiceId, blockPrice, currency }) {
+      return requestChargeTx(accountId, now, anchorDay, invoiceId, blockPrice, currency);
+    },
+    async listInvoices(accountId) {
+      return (q("SELECT * FROM invoices WHERE account_id = ? ORDER BY created_at DESC, id DESC").all(accountId) as Row[]).map(invoiceFromRow);
+    },
+
+    benchmarks,
+    async replaceCells(prepared, replace) {
+      try {
+        replaceCellsTx(prepared, replace);
+      } finally {
+        benchmarks.invalidate();
+      }
+    },
+  };
+
+  const guarded = failClosed(storage, isSqliteUnavailable);
+  registerImportBackend(guarded, { withStaging: (fn) => withSqliteStaging((cells, replace) => guarded.replaceCells(cells, replace), fn) });
+  return guarded;
+}
