@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storageConformance } from "@benchdata/core/testing";
-import { billingPeriod, chargeIdempotencyKey, isoTime, quotaWarningEvent, serializeEvent } from "@benchdata/core";
+import pg from "pg";
+import { billingPeriod, chargeIdempotencyKey, isId, isoTime, quotaWarningEvent, serializeEvent } from "@benchdata/core";
 import type { Storage } from "@benchdata/core";
 import { openStorage } from "./open-storage.ts";
 import type { OpenedStorage } from "./open-storage.ts";
+import { POSTGRES_MIGRATIONS } from "./postgres/postgres-schema.ts";
 import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
 import { startTcpProxy } from "./test-support/tcp-proxy.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
@@ -107,6 +109,40 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
       expect(inv).toMatchObject({ periodStart: isoTime(period.start), periodEnd: isoTime(period.end), callsUsed: 7, block: 1, attempt: 1 });
     } finally {
       await dispose(app);
+    }
+  });
+
+  it("upgrading a database with deliveries from before dlv_<ULID> ids: they stay claimable, ahead of newer ones, and new ids are dlv_<ULID>", async () => {
+    const t = await createTestDatabase();
+    const client = new pg.Client({ connectionString: t.url });
+    await client.connect();
+    try {
+      await client.query("CREATE TABLE benchdata_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+      for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version < 4)) {
+        await client.query(m.sql);
+        await client.query("INSERT INTO benchdata_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+      }
+      // A pending delivery as the version-2 outbox wrote it: dlv_ + the event's id + a sequence number.
+      await client.query(`INSERT INTO accounts (id, name, tier, created_at) VALUES ('acc_old', 'Old', 'growth', 0);
+        INSERT INTO webhooks (id, account_id, url, events, secret, created_at) VALUES ('wh_old', 'acc_old', 'https://h.example/x', '{quota.warning}', 'whsec_x', 0);
+        INSERT INTO events (id, type, account_id, created_at, body) VALUES ('evt_01OLD', 'quota.warning', 'acc_old', 1000, '{}');
+        INSERT INTO deliveries (id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, created_at)
+          VALUES ('dlv_01OLD000001', 'evt_01OLD', 'wh_old', 'acc_old', 'pending', 0, 1000, 1000);`);
+    } finally {
+      await client.end();
+    }
+    const up = await openStorage(t.url, { clock: "app" });
+    try {
+      await up.migrate();
+      const data = { calls_used: 1, monthly_limit: 2, threshold: 1, period_start: "x", period_end: "y" };
+      await up.emitEvent({ id: "evt_new", type: "quota.warning", accountId: "acc_old", createdAt: isoTime(1000), data }, 1000);
+      const claimed = await up.claimDeliveries({ now: 2000, leaseMs: 1000, limit: 10, perWebhook: 10 });
+      expect(claimed.map((d) => [d.eventId, d.attempt])).toEqual([["evt_01OLD", 1], ["evt_new", 1]]);
+      expect(claimed[0]!.deliveryId).toBe("dlv_01OLD000001");
+      expect(isId("dlv", claimed[1]!.deliveryId)).toBe(true);
+    } finally {
+      await up.close();
+      await t.drop();
     }
   });
 

@@ -7,6 +7,7 @@ import { storageConformance } from "@benchdata/core/testing";
 import { openStorage } from "./open-storage.ts";
 import type { OpenedStorage } from "./open-storage.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
+import { SQLITE_MIGRATIONS } from "./sqlite/sqlite-schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "benchdata-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -41,7 +42,7 @@ describe("sqlite specifics", () => {
     await s.close();
     const db = new Database(path, { readonly: true });
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
-    expect(db.prepare("SELECT count(*) AS n FROM benchdata_migrations").get()).toEqual({ n: 1 });
+    expect(db.prepare("SELECT count(*) AS n FROM benchdata_migrations").get()).toEqual({ n: SQLITE_MIGRATIONS.length });
     db.close();
   });
 

@@ -40,3 +40,14 @@ export function shiftPeriod(p: Period, steps: number): Period {
 export function comparePeriods(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** The first and last day of a period as ISO dates (`YYYY-MM-DD`, both inclusive): 2026-Q3 → 2026-07-01 to 2026-09-30. */
+export function periodDates(p: Period): { readonly start: string; readonly end: string } {
+  const first = p.granularity === "quarterly" ? (p.index - 1) * 3 + 1 : p.index;
+  const last = p.granularity === "quarterly" ? p.index * 3 : p.index;
+  const leap = (p.year % 4 === 0 && p.year % 100 !== 0) || p.year % 400 === 0;
+  const lastDay = last === 2 ? (leap ? 29 : 28) : last === 4 || last === 6 || last === 9 || last === 11 ? 30 : 31;
+  const pad = (n: number): string => String(n).padStart(2, "0");
+  const year = String(p.year).padStart(4, "0");
+  return { start: `${year}-${pad(first)}-01`, end: `${year}-${pad(last)}-${pad(lastDay)}` };
+}

@@ -8,7 +8,8 @@ import { ALL_SEGMENTS } from "../data/source.ts";
 import type { Category, Metric } from "../data/catalog.ts";
 import type { Granularity } from "../data/period.ts";
 import { parsePeriod } from "../data/period.ts";
-import { isoTime } from "../clock/clock.ts";
+import { cryptoRandom, isoTime } from "../clock/clock.ts";
+import { newId } from "../ids/new-id.ts";
 import type { EventDraft } from "../events/events.ts";
 import { serializeEvent } from "../events/events.ts";
 import {
@@ -20,7 +21,6 @@ import {
   quotaExhaustedEvent,
   quotaWarningEvent,
 } from "../events/builders.ts";
-import { slidingWindow } from "../rate-limit/sliding-window.ts";
 import { dailyWindow, utcDay } from "../rate-limit/daily-window.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
 import type { QuotaPlan, QuotaState } from "../quota/quota.ts";
@@ -38,6 +38,7 @@ import type {
   InvoiceRecord,
   KeyLookup,
   PreparedCell,
+  SnapshotRecord,
   Storage,
   UsageSnapshot,
   WebhookRecord,
@@ -52,6 +53,8 @@ interface StoredEvent {
 
 interface StoredDelivery {
   id: string;
+  /** Creation order: among deliveries due at the same time, the older is claimed first. */
+  readonly seq: number;
   eventId: string;
   webhookId: string;
   accountId: string;
@@ -75,6 +78,63 @@ interface PeriodQuota {
   periodEnd: number;
 }
 
+/**
+ * A key's admission log, kept in place: `stamps[head..]` is the log core's `slidingWindow` would store.
+ * Admissions append and advance `head` instead of copying the log each time.
+ */
+interface StampLog {
+  stamps: number[];
+  head: number;
+}
+
+/** The first index at or after `from` whose stamp is newer than `floor` (the log is ascending). */
+function firstLive(stamps: readonly number[], from: number, floor: number): number {
+  let lo = from;
+  let hi = stamps.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (stamps[mid]! <= floor) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * core's `slidingWindow` over a log kept in place, with the same results; `first` is where the live
+ * stamps start, for `admitStamp` when the decision is applied.
+ */
+function windowDecision(log: StampLog | undefined, now: number, limit: number, windowMs: number): { allowed: boolean; first: number; remaining: number; resetAt: number; retryAfterMs: number } {
+  const stamps = log?.stamps ?? [];
+  const first = firstLive(stamps, log?.head ?? 0, now - windowMs);
+  const live = stamps.length - first;
+  if (limit <= 0) return { allowed: false, first, remaining: 0, resetAt: now + windowMs, retryAfterMs: windowMs };
+  if (live < limit) {
+    // `now` joins the log; the oldest counted stamp is then the first live one, or `now` (also when the clock stepped back).
+    const oldest = live === 0 ? now : Math.min(stamps[first]!, now);
+    return { allowed: true, first, remaining: limit - live - 1, resetAt: oldest + windowMs, retryAfterMs: 0 };
+  }
+  // Full: a slot frees when the (live - limit + 1)-th oldest stamp leaves the window.
+  const freesAt = stamps[stamps.length - limit]! + windowMs;
+  return { allowed: false, first, remaining: 0, resetAt: freesAt, retryAfterMs: Math.max(1, freesAt - now) };
+}
+
+/** Applies an admission to the log: drops the stamps before `first`, inserts `now` in order. */
+function admitStamp(log: StampLog, first: number, now: number): void {
+  log.head = first;
+  const s = log.stamps;
+  let at = s.length;
+  // A clock that stepped back can leave stamps newer than `now`; keep the log ascending.
+  while (at > log.head && s[at - 1]! > now) at--;
+  if (at === s.length) s.push(now);
+  else s.splice(at, 0, now);
+  // Reclaim the dropped prefix once it outweighs the live part (amortised O(1) per admission).
+  if (log.head >= 32 && log.head * 2 >= s.length) {
+    s.copyWithin(0, log.head);
+    s.length -= log.head;
+    log.head = 0;
+  }
+}
+
 let leaseCounter = 0;
 function leaseToken(): string {
   leaseCounter += 1;
@@ -89,17 +149,54 @@ export function createMemoryStorage(): Storage {
   /** hash → key id and whether the hash was retired by a rotation. */
   const hashes = new Map<string, { keyId: string; retired: boolean }>();
   const currentHash = new Map<string, string>();
-  const windows = new Map<string, number[]>();
+  const windows = new Map<string, StampLog>();
   const days = new Map<string, { day: number; count: number }>();
   const quotas = new Map<string, PeriodQuota>();
   const webhooks = new Map<string, WebhookRecord>();
   const events = new Map<string, StoredEvent>();
   const deliveries = new Map<string, StoredDelivery>();
+  /**
+   * The pending deliveries in claim order (due time, then creation), so a claim reads only the due front
+   * of it; succeeded and dead deliveries leave it. Invariant: a delivery is in it iff its status is pending.
+   */
+  const queue: StoredDelivery[] = [];
+  /** Pending deliveries handed out under a lease (live or run out): what `perWebhook` counts. */
+  const leased = new Set<StoredDelivery>();
   const invoices = new Map<string, StoredInvoice>();
   const cells = new Map<string, Cell>();
   /** category|segment|granularity → sorted periods with data (per metric below). */
   const periodIndex = new Map<string, Set<string>>();
+  const snapshots = new Map<string, SnapshotRecord>();
+  /** account|environment|merchant|period → the id of that slot's snapshot. */
+  const snapshotSlots = new Map<string, string>();
   let deliverySeq = 0;
+
+  /** Where a pending delivery due at `at`, created `seq`-th, sits (or would sit) in `queue`. */
+  function queuePosition(at: number, seq: number): number {
+    let lo = 0;
+    let hi = queue.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const d = queue[mid]!;
+      if (d.nextAttemptAt! < at || (d.nextAttemptAt === at && d.seq < seq)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Puts a pending delivery in `queue` at its place. */
+  function enqueue(d: StoredDelivery): void {
+    const i = queuePosition(d.nextAttemptAt!, d.seq);
+    if (i === queue.length) queue.push(d);
+    else queue.splice(i, 0, d);
+  }
+
+  /** Takes a delivery out of `queue` (before its due time or status changes). */
+  function dequeue(d: StoredDelivery): void {
+    if (d.status !== "pending") return;
+    const i = queuePosition(d.nextAttemptAt!, d.seq);
+    if (queue[i] === d) queue.splice(i, 1);
+  }
 
   function insertEvent(draft: EventDraft, now: number): void {
     const body = serializeEvent(draft);
@@ -107,9 +204,11 @@ export function createMemoryStorage(): Storage {
     for (const wh of webhooks.values()) {
       if (wh.accountId !== draft.accountId || !wh.events.includes(draft.type)) continue;
       deliverySeq += 1;
-      const id = `dlv_${draft.id.slice(4)}${String(deliverySeq).padStart(6, "0")}`;
-      deliveries.set(id, {
+      // `dlv_<ULID>`, its time part the event's time.
+      const id = newId("dlv", { now: () => now }, cryptoRandom);
+      const d: StoredDelivery = {
         id,
+        seq: deliverySeq,
         eventId: draft.id,
         webhookId: wh.id,
         accountId: draft.accountId,
@@ -120,7 +219,9 @@ export function createMemoryStorage(): Storage {
         leaseUntil: 0,
         createdAt: now,
         attemptLog: [],
-      });
+      };
+      deliveries.set(id, d);
+      enqueue(d);
     }
   }
 
@@ -268,10 +369,11 @@ export function createMemoryStorage(): Storage {
 
     async admit(input: AdmitInput): Promise<AdmitResult> {
       const { now } = input;
-      const minuteD = slidingWindow(windows.get(input.keyId) ?? [], now, input.perMinute, input.windowMs);
-      const dayState = days.get(input.accountId) ?? { day: utcDay(now), count: 0 };
-      const dayD = dailyWindow(dayState.day, dayState.count, now, input.perDay);
-      const minute: WindowInfo = { limit: minuteD.limit, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
+      const log = windows.get(input.keyId);
+      const minuteD = windowDecision(log, now, input.perMinute, input.windowMs);
+      const dayState = days.get(input.accountId);
+      const dayD = dailyWindow(dayState?.day ?? utcDay(now), dayState?.count ?? 0, now, input.perDay);
+      const minute: WindowInfo = { limit: input.perMinute, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
       const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
       if (!minuteD.allowed || !dayD.allowed) {
         // Report the window that binds: the one whose wait is the longer (the day when both refuse near midnight).
@@ -282,8 +384,12 @@ export function createMemoryStorage(): Storage {
         const minuteInfo: WindowInfo = minuteD.allowed ? { ...minute, remaining: minute.remaining + 1 } : minute;
         return { kind: "rate_limited", now, window, minute: minuteInfo, day: dayInfo, retryAfterMs };
       }
-      windows.set(input.keyId, minuteD.stamps);
-      days.set(input.accountId, { day: dayD.day, count: dayD.count });
+      if (log) admitStamp(log, minuteD.first, now);
+      else windows.set(input.keyId, { stamps: [now], head: 0 });
+      if (dayState) {
+        dayState.day = dayD.day;
+        dayState.count = dayD.count;
+      } else days.set(input.accountId, { day: dayD.day, count: dayD.count });
       if (input.quota === null) return { kind: "allowed", now, minute, day, quota: null };
 
       const qi = input.quota;
@@ -334,15 +440,17 @@ export function createMemoryStorage(): Storage {
     },
 
     async peekLimits({ now, keyId, accountId, perMinute, perDay, windowMs }) {
-      const floor = now - windowMs;
-      const live = (windows.get(keyId) ?? []).filter((t) => t > floor);
-      const oldest = live.length >= perMinute && perMinute > 0 ? live[live.length - perMinute]! : live[0];
+      const log = windows.get(keyId);
+      const stamps = log?.stamps ?? [];
+      const first = firstLive(stamps, log?.head ?? 0, now - windowMs);
+      const live = stamps.length - first;
+      const oldest = live >= perMinute && perMinute > 0 ? stamps[stamps.length - perMinute]! : stamps[first];
       const d = days.get(accountId);
       const today = utcDay(now);
       const count = d && d.day === today ? d.count : 0;
       return {
         now,
-        minute: { limit: perMinute, remaining: Math.max(0, perMinute - live.length), resetAt: oldest === undefined ? now + windowMs : oldest + windowMs },
+        minute: { limit: perMinute, remaining: Math.max(0, perMinute - live), resetAt: oldest === undefined ? now + windowMs : oldest + windowMs },
         day: { limit: perDay, remaining: Math.max(0, perDay - count), resetAt: (today + 1) * 86_400_000 },
       };
     },
@@ -384,12 +492,16 @@ export function createMemoryStorage(): Storage {
       const w = webhooks.get(webhookId);
       if (!w || w.accountId !== accountId) return false;
       webhooks.delete(webhookId);
-      for (const d of deliveries.values()) {
-        if (d.webhookId === webhookId && d.status === "pending") {
+      // Its pending deliveries (all of them in `queue`) die and leave the queue.
+      let kept = 0;
+      for (const d of queue) {
+        if (d.webhookId === webhookId) {
           d.status = "dead";
           d.nextAttemptAt = null;
-        }
+          leased.delete(d);
+        } else queue[kept++] = d;
       }
+      queue.length = kept;
       return true;
     },
     async emitEvent(event, now) {
@@ -397,15 +509,12 @@ export function createMemoryStorage(): Storage {
     },
     async claimDeliveries({ now, leaseMs, limit, perWebhook }): Promise<ClaimedDelivery[]> {
       const inflight = new Map<string, number>();
-      for (const d of deliveries.values()) {
-        if (d.status === "pending" && d.leaseToken !== null && d.leaseUntil > now) inflight.set(d.webhookId, (inflight.get(d.webhookId) ?? 0) + 1);
-      }
-      const due = [...deliveries.values()]
-        .filter((d) => d.status === "pending" && d.nextAttemptAt !== null && d.nextAttemptAt <= now && !(d.leaseToken !== null && d.leaseUntil > now))
-        .sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || (a.id < b.id ? -1 : 1));
+      for (const d of leased) if (d.leaseUntil > now) inflight.set(d.webhookId, (inflight.get(d.webhookId) ?? 0) + 1);
       const out: ClaimedDelivery[] = [];
-      for (const d of due) {
-        if (out.length >= limit) break;
+      // `queue` is in claim order; a claim changes no delivery's place in it, only its lease.
+      for (const d of queue) {
+        if (d.nextAttemptAt! > now || out.length >= limit) break;
+        if (d.leaseToken !== null && d.leaseUntil > now) continue;
         const n = inflight.get(d.webhookId) ?? 0;
         if (n >= perWebhook) continue;
         const wh = webhooks.get(d.webhookId);
@@ -414,6 +523,7 @@ export function createMemoryStorage(): Storage {
         inflight.set(d.webhookId, n + 1);
         d.leaseToken = leaseToken();
         d.leaseUntil = now + leaseMs;
+        leased.add(d);
         out.push({
           deliveryId: d.id,
           eventId: d.eventId,
@@ -433,18 +543,21 @@ export function createMemoryStorage(): Storage {
     async completeDelivery({ deliveryId, leaseToken: token, attempt, next }) {
       const d = deliveries.get(deliveryId);
       if (!d || d.leaseToken !== token || d.status !== "pending") return false;
+      dequeue(d);
+      leased.delete(d);
       d.attemptLog.push(attempt);
       d.attempts = attempt.attempt;
       d.leaseToken = null;
       d.leaseUntil = 0;
       d.status = next.status;
       d.nextAttemptAt = next.status === "pending" ? next.at : null;
+      if (d.status === "pending") enqueue(d);
       return true;
     },
     async listDeliveries(accountId, webhookId, limit) {
       return [...deliveries.values()]
         .filter((d) => d.accountId === accountId && d.webhookId === webhookId)
-        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+        .sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq)
         .slice(0, limit)
         .map(deliveryRecord);
     },
@@ -452,10 +565,13 @@ export function createMemoryStorage(): Storage {
       const d = deliveries.get(deliveryId);
       if (!d || d.accountId !== accountId || d.webhookId !== webhookId || !webhooks.has(webhookId)) return null;
       if (d.status !== "pending" || d.leaseToken === null || d.leaseUntil <= now) {
+        dequeue(d);
+        leased.delete(d);
         d.status = "pending";
         d.nextAttemptAt = now;
         d.leaseToken = null;
         d.leaseUntil = 0;
+        enqueue(d);
       }
       return deliveryRecord(d);
     },
@@ -531,6 +647,31 @@ export function createMemoryStorage(): Storage {
         .map((i) => i.record)
         .filter((r) => r.accountId === accountId)
         .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+    },
+
+    async saveSnapshot(snapshot) {
+      const slot = `${snapshot.accountId}|${snapshot.environment}|${snapshot.merchantId}|${snapshot.period}`;
+      const oldId = snapshotSlots.get(slot);
+      const replaced = oldId === undefined ? null : (snapshots.get(oldId) ?? null);
+      if (oldId !== undefined) snapshots.delete(oldId);
+      snapshots.set(snapshot.id, snapshot);
+      snapshotSlots.set(slot, snapshot.id);
+      return replaced;
+    },
+    async listSnapshots(accountId, environment, { merchantId, limit }) {
+      return [...snapshots.values()]
+        .filter((r) => r.accountId === accountId && r.environment === environment && (merchantId === undefined || r.merchantId === merchantId))
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+        .slice(0, limit);
+    },
+    async merchantSnapshots(accountId, environment, merchantId) {
+      return [...snapshots.values()]
+        .filter((r) => r.accountId === accountId && r.environment === environment && r.merchantId === merchantId)
+        .sort((a, b) => (a.period < b.period ? -1 : a.period > b.period ? 1 : 0));
+    },
+    async getSnapshot(accountId, environment, snapshotId) {
+      const r = snapshots.get(snapshotId);
+      return r && r.accountId === accountId && r.environment === environment ? r : null;
     },
 
     benchmarks,

@@ -258,6 +258,28 @@ export interface PreparedCell {
   readonly cell: Cell;
 }
 
+/**
+ * A merchant's verified company financial snapshot ("vcfs"): the metric values an account submitted for
+ * one merchant and period. Snapshots belong to an account AND the environment of the key that wrote them:
+ * test-key snapshots never mix with live ones.
+ */
+export interface SnapshotRecord {
+  /** `vcfs_<ULID>`. */
+  readonly id: string;
+  readonly accountId: string;
+  readonly environment: Environment;
+  /** The account's own identifier of the merchant. */
+  readonly merchantId: string;
+  readonly category: Category;
+  /** The merchant's segment, or `all` when none was given. */
+  readonly segment: string;
+  /** `YYYY-Qn` or `YYYY-MM`. */
+  readonly period: string;
+  /** Values as submitted (ratios as fractions), keyed by metric. */
+  readonly metrics: Readonly<Partial<Record<Metric, number>>>;
+  readonly createdAt: number;
+}
+
 /** The storage contract. */
 export interface Storage {
   /** Creates or upgrades the schema; safe when several instances run it at once. */
@@ -345,6 +367,21 @@ export interface Storage {
    */
   requestCharge(input: { accountId: string; now: number; anchorDay: number; invoiceId: string; blockPrice: number; currency: string }): Promise<InvoiceRecord | null>;
   listInvoices(accountId: string): Promise<InvoiceRecord[]>;
+
+  // Merchant snapshots, per account and environment; (account, environment, merchant, period) holds at most one.
+  /**
+   * Stores a snapshot, replacing (deleting) the one of the same account, environment, merchant and period if
+   * there is one, in ONE atomic operation (MUST hold across processes: concurrent saves of one period leave
+   * exactly one snapshot, and each replaced snapshot is reported by exactly one save). Returns the replaced
+   * snapshot, or null.
+   */
+  saveSnapshot(snapshot: SnapshotRecord): Promise<SnapshotRecord | null>;
+  /** The account's snapshots in one environment (optionally of one merchant), newest first (`createdAt`, then `id`, descending), at most `limit`. */
+  listSnapshots(accountId: string, environment: Environment, options: { merchantId?: string; limit: number }): Promise<SnapshotRecord[]>;
+  /** Every snapshot of one merchant of the account in one environment (one per period), in ascending `period` text order. */
+  merchantSnapshots(accountId: string, environment: Environment, merchantId: string): Promise<SnapshotRecord[]>;
+  /** One snapshot by id, or null when it does not exist in that account and environment. */
+  getSnapshot(accountId: string, environment: Environment, snapshotId: string): Promise<SnapshotRecord | null>;
 
   // Benchmark data (live).
   /** The imported live data, prepared per cell. */

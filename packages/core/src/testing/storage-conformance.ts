@@ -3,8 +3,9 @@
  * SQLite, PostgreSQL). It checks the contract's guarantees, including exactness under concurrency.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccountRecord, AdmitInput, ApiKeyRecord, ClaimedDelivery, Storage, WebhookRecord } from "../storage/types.ts";
+import type { AccountRecord, AdmitInput, ApiKeyRecord, ClaimedDelivery, SnapshotRecord, Storage, WebhookRecord } from "../storage/types.ts";
 import type { Cell } from "../data/source.ts";
+import { isId } from "../ids/new-id.ts";
 
 /** How the suite obtains a fresh, migrated, empty store, and disposes of it. */
 export interface ConformanceTarget {
@@ -71,6 +72,8 @@ async function drainEvents(s: Storage, now: number): Promise<ClaimedDelivery[]> 
     const got = await s.claimDeliveries({ now, leaseMs: 60_000, limit: 100, perWebhook: 100 });
     if (got.length === 0) return all;
     for (const d of got) {
+      // The contract's identifiers are `<prefix>_<ULID>`, deliveries included.
+      expect(isId("dlv", d.deliveryId), d.deliveryId).toBe(true);
       all.push(d);
       await s.completeDelivery({
         deliveryId: d.deliveryId,
@@ -80,6 +83,30 @@ async function drainEvents(s: Storage, now: number): Promise<ClaimedDelivery[]> 
       });
     }
   }
+}
+
+function snapshot(accountId: string, over: Partial<SnapshotRecord> = {}): SnapshotRecord {
+  return {
+    id: id("vcfs"),
+    accountId,
+    environment: "live",
+    merchantId: "m-1",
+    category: "saas",
+    segment: "all",
+    period: "2026-Q2",
+    metrics: { gross_margin: 0.71, churn_rate: 0.031, customer_ltv: 12_345.67 },
+    createdAt: T0,
+    ...over,
+  };
+}
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/** The time part (Unix ms) of a `<prefix>_<ULID>` identifier. */
+function ulidTime(id: string): number {
+  let t = 0;
+  for (const c of id.slice(id.indexOf("_") + 1, id.indexOf("_") + 11)) t = t * 32 + CROCKFORD.indexOf(c);
+  return t;
 }
 
 function cell(values: number[]): Cell {
@@ -755,6 +782,60 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect((await s.listDeliveries(a.id, w.id, 2)).map((d) => d.eventId)).toEqual([ids[2], ids[1]]);
         expect(await s.claimDeliveries({ now: T0 + 10, leaseMs: 60_000, limit: 2, perWebhook: 100 })).toHaveLength(2);
       });
+
+      it("delivery ids are dlv_<ULID> stamped with their event's time, on every path that writes deliveries", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["key.created", "key.rotated", "key.revoked", "quota.warning", "quota.exhausted", "invoice.paid"]);
+        await s.createWebhook(w, 10);
+        const t = T0 + 7_000_000;
+        const k = key(a.id, { createdAt: t + 1 });
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        await s.rotateKey({ accountId: a.id, keyId: k.id, newHash: `n-${k.id}`, newPrefix: "svc_live_new", now: t + 2, eventId: id("evt") });
+        await s.emitEvent({ id: id("evt"), type: "quota.warning", accountId: a.id, createdAt: new Date(t + 3).toISOString(), data: { calls_used: 1, monthly_limit: 2, threshold: 1, period_start: "x", period_end: "y" } }, t + 3);
+        // admit writes quota.warning (the 4th of 5 calls) and starts a charge on the 6th; settling it writes two more.
+        let invoiceId: string | null = null;
+        for (let i = 1; i <= 6; i++) {
+          const r = await s.admit(admitInput(a.id, k.id, t + 10 + i, { quota: quota({ baseQuota: 5 }) }));
+          if (r.kind === "quota_exhausted") invoiceId = r.chargeInvoiceId;
+        }
+        const charge = (await s.claimCharges({ now: t + 20, leaseMs: 60_000, limit: 100 })).find((c) => c.invoice.id === invoiceId)!;
+        await s.settleCharge({ invoiceId: charge.invoice.id, leaseToken: charge.leaseToken, outcome: { status: "paid", processorRef: "pi_u", at: t + 21 }, eventIds: { exhausted: id("evt"), result: id("evt") } });
+        await s.revokeKey({ accountId: a.id, keyId: k.id, now: t + 22, eventId: id("evt") });
+        const listed = await s.listDeliveries(a.id, w.id, 100);
+        expect(listed.map((d) => d.eventType).sort()).toEqual(["invoice.paid", "key.created", "key.revoked", "key.rotated", "quota.exhausted", "quota.warning", "quota.warning"]);
+        for (const d of listed) {
+          expect(isId("dlv", d.id), d.id).toBe(true);
+          expect(ulidTime(d.id)).toBe(d.createdAt);
+        }
+        expect(new Set(listed.map((d) => d.id)).size).toBe(listed.length);
+        const claimed = (await drainEvents(s, t + 30)).filter((d) => d.webhookId === w.id);
+        expect(claimed.map((d) => d.deliveryId).sort()).toEqual(listed.map((d) => d.id).sort());
+      });
+
+      it("deliveries due at the same moment are claimed in the order their events were written, and listed newest first", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["quota.warning"]);
+        await s.createWebhook(w, 10);
+        const t = T0 + 8_000_000;
+        const written: string[] = [];
+        for (let i = 0; i < 12; i++) {
+          const evId = id("evt");
+          written.push(evId);
+          await s.emitEvent({ id: evId, type: "quota.warning", accountId: a.id, createdAt: new Date(t).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t);
+        }
+        expect((await s.listDeliveries(a.id, w.id, 100)).map((d) => d.eventId)).toEqual([...written].reverse());
+        const claimed: string[] = [];
+        for (let round = 0; round < 4; round++) {
+          const got = (await s.claimDeliveries({ now: t, leaseMs: 60_000, limit: 100, perWebhook: 3 })).filter((d) => d.webhookId === w.id);
+          claimed.push(...got.map((d) => d.eventId));
+          for (const d of got) {
+            await s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: 1, at: t, statusCode: 200, latencyMs: 1, error: null, responseBody: "" }, next: { status: "succeeded" } });
+          }
+        }
+        expect(claimed).toEqual(written);
+      });
     });
 
     describe("benchmark cells", () => {
@@ -786,6 +867,77 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect((await b.cells("saas", "smb", "2026-Q1", ["gross_margin"])).size).toBe(0);
         expect(await b.segments("saas")).toEqual([]);
         expect((await b.cells("saas", "all", "2026-Q2", ["gross_margin"])).size).toBe(1);
+      });
+    });
+
+    describe("merchant snapshots", () => {
+      it("stores a snapshot and reads it back by id, in the listing and in the merchant's snapshots", async () => {
+        const a = account();
+        const r = snapshot(a.id, { segment: "smb", metrics: { gross_margin: 0.1234567891, revenue_growth: -0.02, customer_ltv: 1e-7, burn_multiple: 123456789.25 } });
+        expect(await s.saveSnapshot(r)).toBeNull();
+        expect(await s.getSnapshot(a.id, "live", r.id)).toEqual(r);
+        expect(await s.listSnapshots(a.id, "live", { limit: 10 })).toEqual([r]);
+        expect(await s.merchantSnapshots(a.id, "live", "m-1")).toEqual([r]);
+        expect(await s.getSnapshot(a.id, "live", "vcfs_missing")).toBeNull();
+      });
+
+      it("isolation: another account or the other environment never sees a snapshot", async () => {
+        const a = account();
+        const b = account();
+        const live = snapshot(a.id);
+        const test = snapshot(a.id, { environment: "test", metrics: { gross_margin: 0.2 } });
+        await s.saveSnapshot(live);
+        // The same merchant and period in the test environment is another slot: nothing is replaced.
+        expect(await s.saveSnapshot(test)).toBeNull();
+        expect(await s.getSnapshot(b.id, "live", live.id)).toBeNull();
+        expect(await s.getSnapshot(a.id, "test", live.id)).toBeNull();
+        expect(await s.getSnapshot(a.id, "live", test.id)).toBeNull();
+        expect(await s.listSnapshots(b.id, "live", { limit: 10 })).toEqual([]);
+        expect(await s.merchantSnapshots(b.id, "live", "m-1")).toEqual([]);
+        expect(await s.listSnapshots(a.id, "live", { limit: 10 })).toEqual([live]);
+        expect(await s.listSnapshots(a.id, "test", { limit: 10 })).toEqual([test]);
+        expect(await s.merchantSnapshots(a.id, "test", "m-1")).toEqual([test]);
+      });
+
+      it("lists newest first (createdAt, then id), filters by merchant, honours the limit; merchantSnapshots ascend by period", async () => {
+        const a = account();
+        const first = snapshot(a.id, { merchantId: "m-a", period: "2026-Q1", createdAt: T0 + 1 });
+        const second = snapshot(a.id, { merchantId: "m-b", period: "2026-Q1", createdAt: T0 + 2 });
+        const third = snapshot(a.id, { merchantId: "m-a", period: "2025-Q4", createdAt: T0 + 3 });
+        const tieLow = snapshot(a.id, { merchantId: "m-a", period: "2026-Q2", createdAt: T0 + 3 });
+        for (const r of [third, first, tieLow, second]) await s.saveSnapshot(r);
+        // `third` and `tieLow` share a createdAt: the larger id (the later one minted) comes first.
+        expect((await s.listSnapshots(a.id, "live", { limit: 10 })).map((r) => r.id)).toEqual([tieLow.id, third.id, second.id, first.id]);
+        expect((await s.listSnapshots(a.id, "live", { limit: 2 })).map((r) => r.id)).toEqual([tieLow.id, third.id]);
+        expect((await s.listSnapshots(a.id, "live", { merchantId: "m-a", limit: 10 })).map((r) => r.id)).toEqual([tieLow.id, third.id, first.id]);
+        expect((await s.listSnapshots(a.id, "live", { merchantId: "m-none", limit: 10 }))).toEqual([]);
+        expect((await s.merchantSnapshots(a.id, "live", "m-a")).map((r) => r.period)).toEqual(["2025-Q4", "2026-Q1", "2026-Q2"]);
+      });
+
+      it("replacement: saving the same merchant and period replaces the old snapshot (new id) and reports it", async () => {
+        const a = account();
+        const old = snapshot(a.id, { merchantId: "m-r", period: "2026-Q2", createdAt: T0 });
+        const other = snapshot(a.id, { merchantId: "m-r", period: "2026-Q1", createdAt: T0 });
+        await s.saveSnapshot(old);
+        await s.saveSnapshot(other);
+        const next = snapshot(a.id, { merchantId: "m-r", period: "2026-Q2", category: "retail", segment: "omnichannel", metrics: { refund_rate: 0.05 }, createdAt: T0 + 10 });
+        expect(await s.saveSnapshot(next)).toEqual(old);
+        expect(await s.getSnapshot(a.id, "live", old.id)).toBeNull();
+        expect(await s.getSnapshot(a.id, "live", next.id)).toEqual(next);
+        expect((await s.merchantSnapshots(a.id, "live", "m-r")).map((r) => r.id)).toEqual([other.id, next.id]);
+        expect((await s.listSnapshots(a.id, "live", { merchantId: "m-r", limit: 10 })).map((r) => r.id)).toEqual([next.id, other.id]);
+      });
+
+      it("replacement is atomic: 12 concurrent saves of one period leave one snapshot, each save but one replacing exactly one", async () => {
+        const a = account();
+        const saves = Array.from({ length: 12 }, (_, i) => snapshot(a.id, { merchantId: "m-c", period: "2026-05", createdAt: T0 + i }));
+        const replaced = await Promise.all(saves.map((r) => s.saveSnapshot(r)));
+        const left = await s.merchantSnapshots(a.id, "live", "m-c");
+        expect(left).toHaveLength(1);
+        const replacedIds = replaced.filter((r) => r !== null).map((r) => r!.id);
+        expect(replacedIds).toHaveLength(11);
+        // Every save except the survivor was replaced exactly once.
+        expect(new Set([...replacedIds, left[0]!.id]).size).toBe(12);
       });
     });
   });

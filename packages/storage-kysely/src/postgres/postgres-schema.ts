@@ -166,27 +166,29 @@ CREATE TABLE data_version (
 INSERT INTO data_version (id, version) VALUES (1, 0);
 `;
 
+// The functions as they are now. Every definition is CREATE OR REPLACE, so a migration that changes one
+// re-applies them all (see POSTGRES_MIGRATIONS); a change of a signature needs a DROP there first.
 const FUNCTIONS = `
 -- The database's clock in Unix ms (clock_timestamp, not now(): the time of the call, not of the transaction).
-CREATE FUNCTION benchdata_clock_ms() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+CREATE OR REPLACE FUNCTION benchdata_clock_ms() RETURNS bigint LANGUAGE sql VOLATILE AS $$
   SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
 $$;
 
 -- ISO 8601 UTC with milliseconds and Z, exactly as core's isoTime (Date#toISOString) writes it.
-CREATE FUNCTION benchdata_iso(ms bigint) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS $$
+CREATE OR REPLACE FUNCTION benchdata_iso(ms bigint) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS $$
   SELECT to_char(TIMESTAMP '1970-01-01 00:00:00' + ms * INTERVAL '1 millisecond', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $$;
 
 -- Midnight UTC (Unix ms) of the anchor day in month m (1-12) of year y; an anchor past the month's end
 -- falls on its last day (core's billingPeriod).
-CREATE FUNCTION benchdata_anchored(y integer, m integer, anchor integer) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
+CREATE OR REPLACE FUNCTION benchdata_anchored(y integer, m integer, anchor integer) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
   SELECT ((make_date(y, m, 1)
            + (least(anchor, extract(day FROM make_date(y, m, 1) + INTERVAL '1 month' - INTERVAL '1 day')::integer) - 1))
           - DATE '1970-01-01')::bigint * 86400000
 $$;
 
 -- The billing period [start_ms, end_ms) containing now_ms, as core's billingPeriod computes it.
-CREATE FUNCTION benchdata_billing_period(now_ms bigint, anchor integer, OUT start_ms bigint, OUT end_ms bigint)
+CREATE OR REPLACE FUNCTION benchdata_billing_period(now_ms bigint, anchor integer, OUT start_ms bigint, OUT end_ms bigint)
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
   d date := DATE '1970-01-01' + floor(now_ms / 86400000.0)::integer;
@@ -203,26 +205,41 @@ BEGIN
 END $$;
 
 -- core's chargeIdempotencyKey: account, period and block, plus the attempt after a definite failure.
-CREATE FUNCTION benchdata_idempotency_key(p_account_id text, p_period_start_iso text, p_block integer, p_attempt integer)
+CREATE OR REPLACE FUNCTION benchdata_idempotency_key(p_account_id text, p_period_start_iso text, p_block integer, p_attempt integer)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT 'benchdata:' || p_account_id || ':' || p_period_start_iso || ':block-' || p_block
          || CASE WHEN p_attempt <= 1 THEN '' ELSE ':attempt-' || p_attempt END
 $$;
 
+-- A ULID for time ms: 10 Crockford base32 characters of the time's 50 low bits, then 16 of 80 random
+-- bits, taken from a version-4 UUID (gen_random_uuid is built in since PostgreSQL 13) around its fixed
+-- version and variant nibbles.
+CREATE OR REPLACE FUNCTION benchdata_ulid(ms bigint) RETURNS text LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  h text := replace(gen_random_uuid()::text, '-', '');
+  bits bit(130) := substring(ms::bit(64) FROM 15) || ('x' || substr(h, 1, 12) || substr(h, 14, 3) || substr(h, 18, 5))::bit(80);
+  ulid text := '';
+BEGIN
+  FOR i IN 0..25 LOOP
+    ulid := ulid || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substring(bits FROM 5 * i + 1 FOR 5)::integer + 1, 1);
+  END LOOP;
+  RETURN ulid;
+END $$;
+
 -- Writes an event and one pending delivery per webhook of its account subscribed to its type (the
--- outbox), in the caller's transaction. Delivery ids follow the memory store: dlv_ + event id + sequence.
-CREATE FUNCTION benchdata_insert_event(p_id text, p_type text, p_account_id text, p_created_at bigint, p_body text)
+-- outbox), in the caller's transaction. Delivery ids are dlv_<ULID> stamped with the event's time;
+-- their seq (the column's default) records creation order, which claims follow among equally due ones.
+CREATE OR REPLACE FUNCTION benchdata_insert_event(p_id text, p_type text, p_account_id text, p_created_at bigint, p_body text)
 RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   n integer;
 BEGIN
   INSERT INTO events (id, type, account_id, created_at, body) VALUES (p_id, p_type, p_account_id, p_created_at, p_body);
   INSERT INTO deliveries (id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, created_at)
-  SELECT 'dlv_' || substr(p_id, 5) || lpad(s.n::text, greatest(6, length(s.n::text)), '0'), p_id, s.wid, p_account_id, 'pending', 0, p_created_at, p_created_at
-  FROM (SELECT w.id AS wid, nextval('delivery_seq') AS n
-        FROM webhooks w
-        WHERE w.account_id = p_account_id AND p_type = ANY (w.events)
-        ORDER BY w.id) s;
+  SELECT 'dlv_' || benchdata_ulid(p_created_at), p_id, w.id, p_account_id, 'pending', 0, p_created_at, p_created_at
+  FROM webhooks w
+  WHERE w.account_id = p_account_id AND p_type = ANY (w.events)
+  ORDER BY w.id;
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
 END $$;
@@ -240,7 +257,7 @@ END $$;
 --
 -- p_now NULL means "use the database clock": one clock for windows, UTC days and billing periods, whatever
 -- the callers' clocks say; the time used is returned as "now".
-CREATE FUNCTION benchdata_admit(
+CREATE OR REPLACE FUNCTION benchdata_admit(
   p_now bigint,
   p_key_id text,
   p_account_id text,
@@ -352,11 +369,12 @@ BEGIN
       d_allowed := true; d_count := d_count + 1; d_remaining := p_per_day - d_count; d_retry := 0;
     END IF;
 
-    -- A refusal writes nothing; the window that would have allowed it is reported as it was before.
+    -- A refusal writes nothing; the window that would have allowed it is reported as it was before. The
+    -- binding window is the one with the longer wait (the day, when both refuse near midnight).
     IF NOT m_allowed OR NOT d_allowed THEN
       RETURN json_build_object(
         'kind', 'rate_limited', 'now', v_now,
-        'window', CASE WHEN NOT m_allowed THEN 'minute' ELSE 'day' END,
+        'window', CASE WHEN NOT d_allowed AND (m_allowed OR d_retry >= m_retry) THEN 'day' ELSE 'minute' END,
         'minute', json_build_object('limit', p_per_minute, 'remaining', CASE WHEN m_allowed THEN m_remaining + 1 ELSE m_remaining END, 'resetAt', m_reset),
         'day', json_build_object('limit', p_per_day, 'remaining', CASE WHEN d_allowed THEN d_remaining + 1 ELSE d_remaining END, 'resetAt', d_reset),
         'retryAfterMs', greatest(m_retry, d_retry));
@@ -442,8 +460,38 @@ BEGIN
 END $$;
 `;
 
+const MERCHANT_SNAPSHOTS = `
+-- Merchant financial snapshots ("vcfs"), per account and key environment; one per (merchant, period).
+CREATE TABLE merchant_snapshots (
+  id          text COLLATE "C" PRIMARY KEY,
+  account_id  text COLLATE "C" NOT NULL,
+  environment text NOT NULL,
+  merchant_id text COLLATE "C" NOT NULL,
+  category    text NOT NULL,
+  segment     text COLLATE "C" NOT NULL,
+  period      text COLLATE "C" NOT NULL,
+  metrics     jsonb NOT NULL,
+  created_at  bigint NOT NULL
+);
+CREATE UNIQUE INDEX merchant_snapshots_slot ON merchant_snapshots (account_id, environment, merchant_id, period);
+CREATE INDEX merchant_snapshots_recent ON merchant_snapshots (account_id, environment, created_at, id);
+`;
+
+// Deliveries get their creation order (seq, from the sequence the old ids were numbered with): claims
+// and listings break ties on it, now that ids (dlv_<ULID>) are random within a millisecond.
+const DELIVERY_ORDER = `
+ALTER TABLE deliveries ADD COLUMN seq bigint NOT NULL DEFAULT nextval('delivery_seq');
+ALTER SEQUENCE delivery_seq OWNED BY deliveries.seq;
+DROP INDEX deliveries_due;
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at, seq) WHERE status = 'pending';
+DROP INDEX deliveries_by_webhook;
+CREATE INDEX deliveries_by_webhook ON deliveries (webhook_id, created_at, seq);
+`;
+
 /** The PostgreSQL migrations, oldest first. */
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
   { version: 2, name: "admit and outbox functions", sql: FUNCTIONS },
+  { version: 3, name: "merchant snapshots", sql: MERCHANT_SNAPSHOTS },
+  { version: 4, name: "dlv_<ULID> delivery ids in creation order; admit reports the longer wait", sql: DELIVERY_ORDER + FUNCTIONS },
 ];

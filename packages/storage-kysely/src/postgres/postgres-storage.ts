@@ -25,6 +25,7 @@ import type {
   KeyLookup,
   Logger,
   PreparedCell,
+  SnapshotRecord,
   Storage,
   WebhookRecord,
 } from "@benchdata/core";
@@ -153,6 +154,20 @@ function deliveryFromRow(r: Row): DeliveryRecord {
         responseBody: String(a.response_body),
       }),
     ),
+  };
+}
+
+function snapshotFromRow(r: Row): SnapshotRecord {
+  return {
+    id: String(r.id),
+    accountId: String(r.account_id),
+    environment: r.environment as SnapshotRecord["environment"],
+    merchantId: String(r.merchant_id),
+    category: r.category as SnapshotRecord["category"],
+    segment: String(r.segment),
+    period: String(r.period),
+    metrics: json<SnapshotRecord["metrics"]>(r.metrics),
+    createdAt: num(r.created_at),
   };
 }
 
@@ -418,6 +433,30 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       // The function builds the result in AdmitResult's shape.
       return r!.r;
     },
+    async peekLimits({ now, keyId, accountId, perMinute, perDay, windowMs }) {
+      // One read-only statement, on the same clock as admit. The log is ascending, so the n live stamps are
+      // its last n, and the slot that frees next is the (n - limit + 1)-th oldest of them when it is full.
+      const r = (await one(
+        db,
+        sql`WITH t AS (SELECT coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()) AS now),
+                 w AS (SELECT w.stamps, cardinality(w.stamps) AS len,
+                              (SELECT count(*) FROM unnest(w.stamps) AS s WHERE s > t.now - ${windowMs}::bigint)::integer AS n
+                       FROM t, rate_windows w WHERE w.key_id = ${keyId})
+            SELECT t.now, coalesce(w.n, 0) AS n,
+              CASE WHEN coalesce(w.n, 0) = 0 THEN NULL
+                   WHEN ${perMinute}::integer > 0 AND w.n >= ${perMinute}::integer THEN w.stamps[w.len - ${perMinute}::integer + 1]
+                   ELSE w.stamps[w.len - w.n + 1] END AS oldest,
+              coalesce((SELECT c.count FROM day_counters c WHERE c.account_id = ${accountId} AND c.day = floor(t.now / 86400000.0)::integer), 0) AS today
+            FROM t LEFT JOIN w ON true`,
+      ))!;
+      const at = num(r.now);
+      const oldest = r.oldest === null ? at : num(r.oldest);
+      return {
+        now: at,
+        minute: { limit: perMinute, remaining: Math.max(0, perMinute - num(r.n)), resetAt: oldest + windowMs },
+        day: { limit: perDay, remaining: Math.max(0, perDay - num(r.today)), resetAt: (Math.floor(at / 86_400_000) + 1) * 86_400_000 },
+      };
+    },
     async usage(accountId, now, anchorDay, baseQuota, blockSize) {
       const r = (await one(
         db,
@@ -491,8 +530,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                 GROUP BY webhook_id
               ),
               ranked AS (
-                SELECT d.id, d.webhook_id, d.next_attempt_at,
-                       row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS rn
+                SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq,
+                       row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.seq) AS rn
                 FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
                 WHERE d.webhook_id = ANY (${locked.map((l) => l.webhook_id)}::text[])
                   AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint AND (d.lease_token IS NULL OR d.lease_until <= ${now}::bigint)
@@ -500,7 +539,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               chosen AS (
                 SELECT r.id FROM ranked r LEFT JOIN inflight i ON i.webhook_id = r.webhook_id
                 WHERE r.rn <= ${perWebhook}::integer - coalesce(i.n, 0)
-                ORDER BY r.next_attempt_at, r.id
+                ORDER BY r.next_attempt_at, r.seq
                 LIMIT ${limit}::integer
               ),
               claimable AS (
@@ -512,12 +551,12 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               UPDATE deliveries d SET lease_token = gen_random_uuid()::text, lease_until = ${now}::bigint + ${leaseMs}::bigint
               FROM events e, webhooks w
               WHERE d.id IN (SELECT id FROM claimable) AND e.id = d.event_id AND w.id = d.webhook_id
-              RETURNING d.id, d.event_id, d.webhook_id, d.account_id, d.attempts, d.next_attempt_at, d.lease_token,
+              RETURNING d.id, d.seq, d.event_id, d.webhook_id, d.account_id, d.attempts, d.next_attempt_at, d.lease_token,
                         e.type, e.body, e.created_at AS event_created_at, w.url, w.secret`,
         );
       });
       return rows
-        .sort((a, b) => num(a.next_attempt_at) - num(b.next_attempt_at) || (String(a.id) < String(b.id) ? -1 : 1))
+        .sort((a, b) => num(a.next_attempt_at) - num(b.next_attempt_at) || num(a.seq) - num(b.seq))
         .map(
           (r): ClaimedDelivery => ({
             deliveryId: String(r.id),
@@ -552,7 +591,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       return r !== undefined;
     },
     async listDeliveries(accountId, webhookId, limit) {
-      const rows = await all(db, sql`${DELIVERY_SELECT} WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit}::integer`);
+      const rows = await all(db, sql`${DELIVERY_SELECT} WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} ORDER BY d.created_at DESC, d.seq DESC LIMIT ${limit}::integer`);
       return rows.map(deliveryFromRow);
     },
     async retryDelivery(accountId, webhookId, deliveryId, now) {
@@ -603,7 +642,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         const start = Date.parse(inv.periodStart);
         // core's quotaChargeSucceeded / quotaChargeFailed, guarded on the block the charge was for (a stale outcome changes nothing).
         if (outcome.status === "paid") {
-          await sql`UPDATE quota_periods SET blocks = ${inv.block}::integer, exhausted = false, pending_block = NULL, block_attempts = 0, last_failure_at = NULL
+          // The review cap counts attempts since the last success, so a paid charge resets it too.
+          await sql`UPDATE quota_periods SET blocks = ${inv.block}::integer, exhausted = false, pending_block = NULL, charge_attempts = 0, block_attempts = 0, last_failure_at = NULL
                     WHERE account_id = ${inv.accountId} AND period_start = ${start}::bigint AND pending_block = ${inv.block}::integer`.execute(trx);
         } else {
           await sql`UPDATE quota_periods SET pending_block = NULL, last_failure_at = ${outcome.at}::bigint
@@ -644,6 +684,48 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     },
     async listInvoices(accountId) {
       return (await all(db, sql`SELECT * FROM invoices WHERE account_id = ${accountId} ORDER BY created_at DESC, id DESC`)).map(invoiceFromRow);
+    },
+
+    async saveSnapshot(r) {
+      // Delete the slot's snapshot, then insert: under READ COMMITTED a concurrent save of the same slot
+      // makes the insert fail with a unique violation (its row was not visible to our delete); the whole
+      // transaction is then retried and replaces that row instead.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await tx(async (trx) => {
+            const old = await one(
+              trx,
+              sql`DELETE FROM merchant_snapshots
+                  WHERE account_id = ${r.accountId} AND environment = ${r.environment} AND merchant_id = ${r.merchantId} AND period = ${r.period}
+                  RETURNING *`,
+            );
+            await sql`INSERT INTO merchant_snapshots (id, account_id, environment, merchant_id, category, segment, period, metrics, created_at)
+                      VALUES (${r.id}, ${r.accountId}, ${r.environment}, ${r.merchantId}, ${r.category}, ${r.segment}, ${r.period},
+                              ${JSON.stringify(r.metrics)}::jsonb, ${r.createdAt}::bigint)`.execute(trx);
+            return old ? snapshotFromRow(old) : null;
+          });
+        } catch (e) {
+          if (attempt < 20 && (e as { code?: unknown }).code === "23505") continue;
+          throw e;
+        }
+      }
+    },
+    async listSnapshots(accountId, environment, { merchantId, limit }) {
+      const rows = await all(
+        db,
+        sql`SELECT * FROM merchant_snapshots
+            WHERE account_id = ${accountId} AND environment = ${environment} AND (${merchantId ?? null}::text IS NULL OR merchant_id = ${merchantId ?? null}::text)
+            ORDER BY created_at DESC, id DESC LIMIT ${limit}::integer`,
+      );
+      return rows.map(snapshotFromRow);
+    },
+    async merchantSnapshots(accountId, environment, merchantId) {
+      const rows = await all(db, sql`SELECT * FROM merchant_snapshots WHERE account_id = ${accountId} AND environment = ${environment} AND merchant_id = ${merchantId} ORDER BY period`);
+      return rows.map(snapshotFromRow);
+    },
+    async getSnapshot(accountId, environment, snapshotId) {
+      const r = await one(db, sql`SELECT * FROM merchant_snapshots WHERE id = ${snapshotId} AND account_id = ${accountId} AND environment = ${environment}`);
+      return r ? snapshotFromRow(r) : null;
     },
 
     benchmarks,

@@ -29,6 +29,7 @@ import type {
   PreparedCell,
   QuotaPlan,
   QuotaState,
+  SnapshotRecord,
   Storage,
   UsageSnapshot,
   WebhookRecord,
@@ -38,6 +39,7 @@ import {
   allowance,
   billingPeriod,
   chargeIdempotencyKey,
+  cryptoRandom,
   dailyWindow,
   EMPTY_QUOTA,
   invoiceFailedEvent,
@@ -46,6 +48,7 @@ import {
   keyCreatedEvent,
   keyRevokedEvent,
   keyRotatedEvent,
+  newId,
   parsePeriod,
   quotaChargeFailed,
   quotaChargeSucceeded,
@@ -165,6 +168,20 @@ function attemptFromRow(r: Row): AttemptRecord {
   };
 }
 
+function snapshotFromRow(r: Row): SnapshotRecord {
+  return {
+    id: String(r.id),
+    accountId: String(r.account_id),
+    environment: r.environment as SnapshotRecord["environment"],
+    merchantId: String(r.merchant_id),
+    category: r.category as SnapshotRecord["category"],
+    segment: String(r.segment),
+    period: String(r.period),
+    metrics: JSON.parse(String(r.metrics)) as SnapshotRecord["metrics"],
+    createdAt: num(r.created_at),
+  };
+}
+
 /** Sets the pragmas every connection to a benchdata SQLite file needs. */
 export function configureSqlite(db: BetterSqlite3.Database, busyTimeoutMs = 5000): void {
   // busy_timeout first: switching to WAL needs a brief lock that another starting process may hold.
@@ -210,15 +227,14 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
 
   function insertEvent(draft: EventDraft, now: number): void {
     q("INSERT INTO events (id, type, account_id, created_at, body) VALUES (?, ?, ?, ?, ?)").run(draft.id, draft.type, draft.accountId, now, serializeEvent(draft));
-    // One pending delivery per webhook of the account subscribed to the type at this moment. Delivery ids
-    // follow the memory store: `dlv_` + the event's id + a sequence number (unique inside the write lock).
-    q(`INSERT INTO deliveries (seq, id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, created_at)
-       SELECT n, 'dlv_' || substr(@event_id, 5) || printf('%06d', n), @event_id, wid, @account_id, 'pending', 0, @now, @now
-       FROM (
-         SELECT w.id AS wid, base.last + row_number() OVER (ORDER BY w.id) AS n
-         FROM webhooks w, (SELECT ifnull(max(seq), 0) AS last FROM deliveries) base
-         WHERE w.account_id = @account_id AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = @type)
-       )`).run({ event_id: draft.id, account_id: draft.accountId, type: draft.type, now });
+    // One pending delivery per webhook of the account subscribed to the type at this moment, each
+    // `dlv_<ULID>` stamped with the event's time. `seq` (the rowid) records creation order for claims.
+    const hooks = q(`SELECT w.id FROM webhooks w
+                     WHERE w.account_id = ? AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)
+                     ORDER BY w.id`).all(draft.accountId, draft.type) as { id: string }[];
+    const put = q(`INSERT INTO deliveries (id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, created_at)
+                   VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`);
+    for (const h of hooks) put.run(newId("dlv", { now: () => now }, cryptoRandom), draft.id, h.id, draft.accountId, now, now);
   }
 
   function deliveryRecord(r: Row): DeliveryRecord {
@@ -284,11 +300,12 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     const minute: WindowInfo = { limit: minuteD.limit, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
     const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
     if (!minuteD.allowed || !dayD.allowed) {
-      // A refused request changes nothing: the window that allowed it is reported as it was before.
+      // A refused request changes nothing: the window that allowed it is reported as it was before. The
+      // binding window is the one with the longer wait (the day, when both refuse near midnight).
       return {
         kind: "rate_limited",
         now,
-        window: !minuteD.allowed ? "minute" : "day",
+        window: !dayD.allowed && (minuteD.allowed || dayD.retryAfterMs >= minuteD.retryAfterMs) ? "day" : "minute",
         minute: minuteD.allowed ? { ...minute, remaining: minute.remaining + 1 } : minute,
         day: dayD.allowed ? { ...day, remaining: dayD.remaining + 1 } : day,
         retryAfterMs: Math.max(minuteD.retryAfterMs, dayD.retryAfterMs),
@@ -340,6 +357,26 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
       flipped: step.flipped,
       chargeInvoiceId,
       heldForReview: step.heldForReview,
+    };
+  });
+
+  /** The key's window and the account's day as they stand (core's memory store reads them the same way); writes nothing. */
+  const peekLimitsTx = db.transaction((input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number }): { now: number; minute: WindowInfo; day: WindowInfo } => {
+    const now = timeOf(input.now);
+    const w = q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(input.keyId) as { stamps: Uint8Array } | undefined;
+    const stamps = w ? decodeFloat64(w.stamps) : new Float64Array(0);
+    // The log is ascending: the live stamps are its suffix after the last one at or before the window's floor.
+    let first = 0;
+    while (first < stamps.length && stamps[first]! <= now - input.windowMs) first++;
+    const live = stamps.length - first;
+    const oldest = live >= input.perMinute && input.perMinute > 0 ? stamps[stamps.length - input.perMinute]! : live > 0 ? stamps[first]! : now;
+    const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(input.accountId) as { day: number; count: number } | undefined;
+    const today = utcDay(now);
+    const count = d && d.day === today ? d.count : 0;
+    return {
+      now,
+      minute: { limit: input.perMinute, remaining: Math.max(0, input.perMinute - live), resetAt: oldest + input.windowMs },
+      day: { limit: input.perDay, remaining: Math.max(0, input.perDay - count), resetAt: (today + 1) * 86_400_000 },
     };
   });
 
@@ -395,7 +432,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     const due = q(`SELECT d.id, d.event_id, d.webhook_id, d.account_id, d.attempts, e.type, e.body, e.created_at AS event_created_at, w.url, w.secret
                    FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
                    WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND NOT (d.lease_token IS NOT NULL AND d.lease_until > @now)
-                   ORDER BY d.next_attempt_at, d.id`);
+                   ORDER BY d.next_attempt_at, d.seq`);
     const picked: Row[] = [];
     for (const r of due.iterate({ now }) as IterableIterator<Row>) {
       if (picked.length >= limit) break;
@@ -442,7 +479,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
   });
 
   const listDeliveriesTx = db.transaction((accountId: string, webhookId: string, limit: number): DeliveryRecord[] =>
-    (q(`${DELIVERY_SELECT} WHERE d.account_id = ? AND d.webhook_id = ? ORDER BY d.created_at DESC, d.id DESC LIMIT ?`).all(accountId, webhookId, limit) as Row[]).map(deliveryRecord),
+    (q(`${DELIVERY_SELECT} WHERE d.account_id = ? AND d.webhook_id = ? ORDER BY d.created_at DESC, d.seq DESC LIMIT ?`).all(accountId, webhookId, limit) as Row[]).map(deliveryRecord),
   );
 
   const retryDeliveryTx = immediate((accountId: string, webhookId: string, deliveryId: string, now: number): DeliveryRecord | null => {
@@ -535,6 +572,15 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
       periodStart: period.start,
       periodEnd: period.end,
     };
+  });
+
+  const saveSnapshotTx = immediate((r: SnapshotRecord): SnapshotRecord | null => {
+    const old = q("DELETE FROM merchant_snapshots WHERE account_id = ? AND environment = ? AND merchant_id = ? AND period = ? RETURNING *").get(r.accountId, r.environment, r.merchantId, r.period) as
+      | Row
+      | undefined;
+    q(`INSERT INTO merchant_snapshots (id, account_id, environment, merchant_id, category, segment, period, metrics, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(r.id, r.accountId, r.environment, r.merchantId, r.category, r.segment, r.period, JSON.stringify(r.metrics), r.createdAt);
+    return old ? snapshotFromRow(old) : null;
   });
 
   /** Replaces cells in the current transaction (the caller holds the write lock). */
@@ -662,6 +708,9 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     async admit(input) {
       return admitTx(input);
     },
+    async peekLimits(input) {
+      return peekLimitsTx(input);
+    },
     async usage(accountId, now, anchorDay, baseQuota, blockSize) {
       return usageTx(accountId, now, anchorDay, baseQuota, blockSize);
     },
@@ -706,6 +755,24 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     },
     async listInvoices(accountId) {
       return (q("SELECT * FROM invoices WHERE account_id = ? ORDER BY created_at DESC, id DESC").all(accountId) as Row[]).map(invoiceFromRow);
+    },
+
+    async saveSnapshot(snapshot) {
+      return saveSnapshotTx(snapshot);
+    },
+    async listSnapshots(accountId, environment, { merchantId, limit }) {
+      const rows =
+        merchantId === undefined
+          ? q("SELECT * FROM merchant_snapshots WHERE account_id = ? AND environment = ? ORDER BY created_at DESC, id DESC LIMIT ?").all(accountId, environment, limit)
+          : q("SELECT * FROM merchant_snapshots WHERE account_id = ? AND environment = ? AND merchant_id = ? ORDER BY created_at DESC, id DESC LIMIT ?").all(accountId, environment, merchantId, limit);
+      return (rows as Row[]).map(snapshotFromRow);
+    },
+    async merchantSnapshots(accountId, environment, merchantId) {
+      return (q("SELECT * FROM merchant_snapshots WHERE account_id = ? AND environment = ? AND merchant_id = ? ORDER BY period").all(accountId, environment, merchantId) as Row[]).map(snapshotFromRow);
+    },
+    async getSnapshot(accountId, environment, snapshotId) {
+      const r = q("SELECT * FROM merchant_snapshots WHERE id = ? AND account_id = ? AND environment = ?").get(snapshotId, accountId, environment) as Row | undefined;
+      return r ? snapshotFromRow(r) : null;
     },
 
     benchmarks,
