@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { LoadRequest } from "./measure-load.ts";
 
 /** The repository root, where node_modules/.bin lives. */
 export const repoRoot: string = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -16,16 +17,28 @@ export interface HttpTarget {
   runtime?: "node" | "bun";
   /** Extra environment for the server process (PORT is left to the script: 0 means any free port). */
   env?: Record<string, string>;
-  /** What to request; defaults to GET /. */
-  request?: { path?: string; method?: string; headers?: Record<string, string>; body?: string };
+  /** What to request; defaults to GET /. A function is called once the server listens (e.g. to read the keys it seeded). */
+  request?: TargetRequest | (() => TargetRequest);
   /** The floor: other targets report their throughput as a ratio of this one's. */
   baseline?: boolean;
+  /**
+   * CPU time (ms) spent outside the server process on its behalf so far, e.g. by the database's processes;
+   * reported apart from the server's own CPU.
+   */
+  sideCpuMs?: () => number | null;
+}
+
+/** What a target is asked: one request, or `requests` that every connection cycles through (e.g. one per API key). */
+export interface TargetRequest extends LoadRequest {
+  requests?: LoadRequest[];
 }
 
 /** A target's server process, ready to take load. */
 export interface RunningTarget {
   /** Base URL, e.g. `http://127.0.0.1:41234`. */
   url: string;
+  /** The server's process id. */
+  pid: number | undefined;
   /** The server's CPU time so far (user + system), ms; null where /proc is unavailable. */
   cpuMs(): number | null;
   /** Terminate the process and wait for it to exit. */
@@ -35,7 +48,8 @@ export interface RunningTarget {
 // Linux reports a process's CPU time in /proc/<pid>/stat, in clock ticks (100 per second nearly everywhere).
 const TICK_MS = 10;
 
-function cpuMsOf(pid: number | undefined): number | null {
+/** A process's CPU time so far (user + system), ms; null when /proc cannot tell. */
+export function cpuMsOf(pid: number | undefined): number | null {
   if (pid === undefined) return null;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -84,7 +98,7 @@ export function startTarget(target: HttpTarget): Promise<RunningTarget> {
       child.stdout?.off("data", onData);
       // Keep draining the pipes so a chatty server never blocks on a full one.
       child.stdout?.resume();
-      resolvePromise({ url: `http://127.0.0.1:${match[1]}`, cpuMs: () => cpuMsOf(child.pid), stop });
+      resolvePromise({ url: `http://127.0.0.1:${match[1]}`, pid: child.pid, cpuMs: () => cpuMsOf(child.pid), stop });
     };
     child.stdout?.on("data", onData);
     child.stderr?.on("data", (chunk: Buffer) => {

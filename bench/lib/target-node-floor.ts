@@ -2,6 +2,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { staticJson } from "./static-json.ts";
+import { saveProfile } from "./profile-hook.ts";
 
 // A string body, like the adapter's: node sends head and string body in one write, while a Buffer
 // body costs a writev of two chunks, which would make the floor slower than the bridge.
@@ -14,7 +15,9 @@ server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
   console.log(`listening ${(server.address() as AddressInfo).port}`);
 });
 process.on("SIGTERM", () => {
-  server.close();
-  server.closeAllConnections();
-  process.exit(0);
+  void saveProfile().then(() => {
+    server.close();
+    server.closeAllConnections();
+    process.exit(0);
+  });
 });

@@ -1,6 +1,7 @@
 // The static route through @benchdata/adapter-node: a Web handler building `new Response(json, { headers })`.
 import { serve } from "../../packages/adapter-node/src/serve.ts";
 import { staticHeaders, staticJson } from "./static-json.ts";
+import { saveProfile } from "./profile-hook.ts";
 
 const handle = await serve({
   port: Number(process.env.PORT ?? 0),
@@ -11,5 +12,7 @@ const handle = await serve({
 });
 console.log(`listening ${handle.port}`);
 process.on("SIGTERM", () => {
-  void handle.close().then(() => process.exit(0));
+  void saveProfile()
+    .then(() => handle.close())
+    .then(() => process.exit(0));
 });

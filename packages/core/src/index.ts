@@ -39,13 +39,26 @@ export { invoiceFailedEvent, invoicePaidEvent, keyCreatedEvent, keyRevokedEvent,
 export type { Category, Metric, MetricDirection, MetricInfo } from "./data/catalog.ts";
 export { CATEGORIES, isCategory, isMetric, METRIC_INFO, METRICS, metricsOf, offersMetric } from "./data/catalog.ts";
 export type { Granularity, Period } from "./data/period.ts";
-export { comparePeriods, formatPeriod, parsePeriod, shiftPeriod } from "./data/period.ts";
+export { comparePeriods, formatPeriod, parsePeriod, periodDates, shiftPeriod } from "./data/period.ts";
+export { formatMetricValue, metricNoun } from "./data/format-metric-value.ts";
 export type { BenchmarkSource, Cell, Dataset } from "./data/source.ts";
 export { ALL_SEGMENTS } from "./data/source.ts";
 export type { SyntheticOptions } from "./data/synthetic.ts";
 export { createSyntheticSource, SYNTHETIC_LATEST_QUARTER, SYNTHETIC_SEGMENTS } from "./data/synthetic.ts";
 export type { Prng } from "./data/prng.ts";
 export { createPrng } from "./data/prng.ts";
+
+export type { BenchmarkCell, MetricComparison } from "./merchant/compare-metric.ts";
+export { betterThanPct, compareMetric } from "./merchant/compare-metric.ts";
+export type { Finding, FindingKind, PeriodValues, RankEvidence, TrendEvidence } from "./merchant/merchant-insights.ts";
+export { merchantInsights, STRENGTH_AT, WEAKNESS_AT } from "./merchant/merchant-insights.ts";
+export type { Grade, MerchantScore, ScoreComponent } from "./merchant/merchant-score.ts";
+export { gradeOf, merchantScore } from "./merchant/merchant-score.ts";
+export { isMerchantId, MERCHANT_ID_MAX } from "./merchant/merchant-id.ts";
+export type { PeriodStamped } from "./merchant/snapshot-order.ts";
+export { latestSnapshot, previousSnapshot } from "./merchant/snapshot-order.ts";
+export type { XbrlSnapshot } from "./merchant/xbrl-instance.ts";
+export { decimalText, XBRL_CONCEPTS, XBRL_MERCHANT_SCHEME, XBRL_NAMESPACE, XBRL_SCHEMA_URL, xbrlInstance, xmlEscape } from "./merchant/xbrl-instance.ts";
 
 export type * from "./storage/types.ts";
 export { createMemoryStorage } from "./storage/memory-storage.ts";
@@ -58,6 +71,8 @@ export { jsonLogger, redact, silentLogger } from "./log/logger.ts";
 
 export type { AddressClass, ParsedAddress } from "./net/ip-address.ts";
 export { classifyAddress, isBlockedAddress, isIpAddress, parseIpAddress } from "./net/ip-address.ts";
+export type { Cidr } from "./net/cidr.ts";
+export { cidrContains, ipInRanges, parseCidr, parseIp } from "./net/cidr.ts";
 
 export type { ResolveHost, WebhookUrlCheck, WebhookUrlOptions, WebhookUrlProblem } from "./webhooks/check-webhook-url.ts";
 export { checkWebhookUrl, MAX_URL_LENGTH } from "./webhooks/check-webhook-url.ts";

@@ -16,7 +16,7 @@ export function parse<T extends Record<string, { type: "string" | "boolean"; sho
   argv: string[],
   options: T,
   positionals = 0,
-): { values: { [K in keyof T]?: T[K]["type"] extends "boolean" ? boolean : string }; positionals: string[] } {
+): { values: { [K in keyof T]?: T[K]["type"] extends "boolean" ? boolean : string } & { help?: boolean }; positionals: string[] } {
   try {
     const r = parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
     if (r.positionals.length > positionals) throw new UsageError(`unexpected argument "${r.positionals[positionals]}"`);

@@ -64,14 +64,115 @@ describe("auth pipeline: key checks in the spec's order", () => {
     expect([r.status, r.body.code]).toEqual([401, "auth.inactive_key"]);
   });
 
-  it("pre-admission refusals carry no X-RateLimit headers and count nothing", async () => {
+});
+
+describe("X-RateLimit headers on refusals after the key lookup (the request counts nothing)", () => {
+  const reset = (at: number) => String(Math.ceil((at + 60_000) / 1000));
+  const rate = (r: { headers: Headers }) => ["limit", "remaining", "reset"].map((n) => r.headers.get(`x-ratelimit-${n}`));
+
+  /** An account whose own limits are 5 per minute and `perDay` per day. */
+  async function limited(perDay = 1000, tier = "enterprise") {
     const k = kit();
+    const { accountId, session } = await k.account(tier);
+    expect((await k.admin("PATCH", `/accounts/${accountId}`, { limits: { per_minute: 5, per_day: perDay } })).status).toBe(200);
+    return { k, accountId, session };
+  }
+  const today = async (k: ReturnType<typeof kit>, session: string) => (await k.console(session, "GET", "/usage/summary")).body.today;
+
+  it("401 auth.inactive_key (revoked): the key's window as it stands", async () => {
+    const { k, session } = await limited();
+    const key = await k.key(session);
+    expect((await k.data(key.raw, BENCH)).status).toBe(200);
+    await k.console(session, "POST", `/keys/${key.keyId}/revoke`);
+    k.clock.advance(1000);
+    const r = await k.data(key.raw, BENCH);
+    expect([r.status, r.body.code]).toEqual([401, "auth.inactive_key"]);
+    expect(rate(r)).toEqual(["5", "4", reset(T0)]);
+    expect(await today(k, session)).toBe(1);
+  });
+
+  it("401 auth.inactive_key (secret replaced by a rotation): the rotated key's window", async () => {
+    const { k, session } = await limited();
+    const key = await k.key(session);
+    expect((await k.data(key.raw, BENCH)).status).toBe(200);
+    const rotated = await k.console(session, "POST", `/keys/${key.keyId}/rotate`);
+    const r = await k.data(key.raw, BENCH);
+    expect([r.status, r.body.code]).toEqual([401, "auth.inactive_key"]);
+    expect(rate(r)).toEqual(["5", "4", reset(T0)]);
+    expect((await k.data(rotated.body.raw_key, BENCH)).headers.get("x-ratelimit-remaining")).toBe("3");
+  });
+
+  it("403 auth.ip_not_allowed", async () => {
+    const { k, accountId, session } = await limited();
+    await k.admin("PATCH", `/accounts/${accountId}`, { allowed_cidrs: ["203.0.113.0/24"] });
+    const key = await k.key(session);
+    expect((await k.data(key.raw, BENCH, { clientAddress: "203.0.113.9" })).status).toBe(200);
+    const r = await k.data(key.raw, BENCH, { clientAddress: "198.51.100.1" });
+    expect([r.status, r.body.code]).toEqual([403, "auth.ip_not_allowed"]);
+    expect(rate(r)).toEqual(["5", "4", reset(T0)]);
+    expect(await today(k, session)).toBe(1);
+  });
+
+  it("403 auth.environment_mismatch", async () => {
+    const { k, session } = await limited();
+    const key = await k.key(session, "test");
+    expect((await k.data(key.raw, BENCH)).status).toBe(200);
+    const r = await k.data(key.raw, BENCH, { host: LIVE_HOST });
+    expect([r.status, r.body.code]).toEqual([403, "auth.environment_mismatch"]);
+    expect(rate(r)).toEqual(["5", "4", reset(T0)]);
+    expect(await today(k, session)).toBe(1);
+  });
+
+  it("403 auth.live_key_in_browser, with the CORS headers that let the page read them", async () => {
+    const { k, session } = await limited();
+    const key = await k.key(session, "live");
+    expect((await k.data(key.raw, BENCH)).status).toBe(404); // admitted: no live data imported
+    const r = await k.data(key.raw, BENCH, { headers: { origin: "https://app.example.com" } });
+    expect([r.status, r.body.code]).toEqual([403, "auth.live_key_in_browser"]);
+    expect(rate(r)).toEqual(["5", "4", reset(T0)]);
+    expect(r.headers.get("access-control-expose-headers")).toContain("X-RateLimit-Remaining");
+    expect(await today(k, session)).toBe(1);
+  });
+
+  it("403 auth.insufficient_scope: a fresh key's full window", async () => {
+    const { k, session } = await limited();
+    const key = await k.key(session, "test", ["segments:read"]);
+    const r = await k.data(key.raw, BENCH);
+    expect([r.status, r.body.code]).toEqual([403, "auth.insufficient_scope"]);
+    expect(rate(r)).toEqual(["5", "5", reset(T0)]);
+    expect(await today(k, session)).toBe(0);
+  });
+
+  it("they describe the day when it has fewer requests left, as on admitted responses", async () => {
+    const { k, session } = await limited(2);
+    const key = await k.key(session, "test", ["segments:read"]);
+    const other = await k.key(session);
+    expect((await k.data(other.raw, BENCH)).status).toBe(200);
+    const r = await k.data(key.raw, BENCH);
+    expect(r.status).toBe(403);
+    expect(rate(r)).toEqual(["2", "1", String(Date.parse("2026-11-11T00:00:00Z") / 1000)]);
+  });
+
+  it("no headers when the key is missing, malformed or unknown (no key was found)", async () => {
+    const k = kit();
+    for (const raw of [null, "svc_test_short", "svc_test_" + "A".repeat(48)]) {
+      const r = await k.data(raw, BENCH);
+      expect(r.status, String(raw)).toBe(401);
+      expect(r.headers.get("x-ratelimit-limit"), String(raw)).toBeNull();
+    }
+  });
+
+  it("a store that cannot peek costs the headers only: the refusal stands (never a 503), logged as a warning", async () => {
+    const warnings: string[] = [];
+    const logger = { info() {}, error() {}, warn: (m: string, f?: object) => warnings.push(m + JSON.stringify(f)) };
+    const k = kit({ storage: brokenStorage("peekLimits"), logger });
     const { session } = await k.account();
     const key = await k.key(session, "test", ["segments:read"]);
     const r = await k.data(key.raw, BENCH);
-    expect(r.status).toBe(403);
+    expect([r.status, r.body.code]).toEqual([403, "auth.insufficient_scope"]);
     expect(r.headers.get("x-ratelimit-limit")).toBeNull();
-    expect((await k.console(session, "GET", "/usage/summary")).body.today).toBe(0);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).not.toContain("svc_live_A");
   });
 });
 
@@ -205,7 +306,8 @@ describe("auth pipeline: scopes", () => {
     expect(r.body.detail).toContain("compare:read");
     expect(r.body.detail).not.toContain("merchant:read");
     const both = await k.key(session, "test", ["merchant:read", "compare:read"]);
-    expect((await k.data(both.raw, "/merchant/compare")).status).toBe(501);
+    // Past the scope check (what the endpoint then answers is its own business).
+    expect((await k.data(both.raw, "/merchant/compare")).body.code).not.toBe("auth.insufficient_scope");
   });
 });
 

@@ -8,7 +8,7 @@ import type { Logger } from "../log/logger.ts";
 import { silentLogger } from "../log/logger.ts";
 import type { AppContext, AppHooks, AppOptions, ClientInfo } from "./app-options.ts";
 import { ADMIN_BASE, adminRoutes } from "./admin/admin-routes.ts";
-import { consoleRoute, sessionTokenAuth } from "./console/console-route.ts";
+import { CONSOLE_BASE, consoleRoute, sessionTokenAuth } from "./console/console-route.ts";
 import { CONSOLE_ROUTES } from "./console/console-routes.ts";
 import { dataPipeline } from "./data/data-pipeline.ts";
 import { DATA_ENDPOINTS } from "./data/endpoints.ts";
@@ -19,11 +19,14 @@ import { pooledRandom } from "./pooled-random.ts";
 import { asServiceError, errorResponse, JSON_TYPE } from "./reply.ts";
 import { splitUrl } from "./request-url.ts";
 import type { Route } from "./route.ts";
-import type { RouteMatch } from "./router.ts";
-import { compileRouter } from "./router.ts";
+import { baseRouter } from "./base-router.ts";
 
 /** The base path of the data endpoints. */
 export const DATA_BASE = "/data/v1";
+
+const DATA_PREFIX = DATA_BASE + "/";
+const CONSOLE_PREFIX = CONSOLE_BASE + "/";
+const ADMIN_PREFIX = ADMIN_BASE + "/";
 
 /** The error body's schema, `{detail, code, status}`. */
 export const ErrorBodySchema = v.object({
@@ -107,7 +110,7 @@ export function createApp(options: AppOptions): App {
         security: "apiKey",
         ...(e.query ? { query: e.query } : {}),
         ...(e.body ? { body: e.body } : {}),
-        success: { status: 200, description: e.summary + ".", ...(e.response ? { schema: e.response } : {}) },
+        success: { status: e.successStatus ?? 200, description: e.summary + ".", ...(e.response ? { schema: e.response } : {}), ...(e.mediaType ? { mediaType: e.mediaType } : {}) },
         errors: [...new Set([401, 402, 403, 429, 503, ...(e.query ? [422] : []), ...(e.errors ?? [])])],
         rateLimited: true,
       },
@@ -138,32 +141,41 @@ export function createApp(options: AppOptions): App {
   const consoleRoutes = CONSOLE_ROUTES.map((r) => consoleRoute(app, r));
   const admin = adminRoutes(app);
   const allRoutes = [...dataRoutes, ...consoleRoutes, ...admin, ...serviceRoutes];
-  const router = compileRouter(app.adminToken === null ? [...dataRoutes, ...consoleRoutes, ...serviceRoutes] : allRoutes);
   let openapi: OpenApiDocument | undefined;
   const documented = (): OpenApiDocument => (openapi ??= buildOpenApi(allRoutes, ErrorBodySchema));
   const noClient: ClientInfo = {};
 
-  const answer = (request: Request, path: string, method: string, match: RouteMatch<Route>): Response => {
-    const data = path.startsWith(DATA_BASE + "/");
+  // What no route takes: the CORS preflight of data paths, 405 with `Allow` when the path has other methods, else 404.
+  const miss = (request: Request, path: string, allow: readonly string[]): Response => {
+    const method = request.method;
+    const data = path.startsWith(DATA_PREFIX);
     if (method === "OPTIONS" && data) return new Response(null, { status: 204, headers: PREFLIGHT_HEADERS });
     const cors: Record<string, string> = data && request.headers.get("origin") !== null ? { "access-control-allow-origin": "*" } : {};
-    if (match.kind === "method_not_allowed") {
-      const allow = match.allow.join(", ");
-      return errorResponse(new ServiceError(405, "method_not_allowed", `${method} is not allowed on ${path}; allowed: ${allow}.`), { ...cors, allow });
+    if (allow.length > 0) {
+      const list = allow.join(", ");
+      return errorResponse(new ServiceError(405, "method_not_allowed", `${method} is not allowed on ${path}; allowed: ${list}.`), { ...cors, allow: list });
     }
-    const what = path.startsWith(ADMIN_BASE + "/") && app.adminToken === null ? "The admin API is not enabled." : `No route ${method} ${path}.`;
+    const what = path.startsWith(ADMIN_PREFIX) && app.adminToken === null ? "The admin API is not enabled." : `No route ${method} ${path}.`;
     return errorResponse(new ServiceError(404, "not_found", what), cors);
   };
 
-  // Not async: a matched route's promise is returned as is (every route catches its own errors), saving a
-  // frame per request on the hot path.
+  // One itty-router per base path: a request is matched only against its own base's routes.
+  const dataRouter = baseRouter(DATA_BASE, dataRoutes, miss);
+  const consoleRouter = baseRouter(CONSOLE_BASE, consoleRoutes, miss);
+  const serviceRouter = baseRouter("", serviceRoutes, miss);
+  // Without an admin token the admin paths fall through to the service router's 404.
+  const adminRouter = app.adminToken === null ? serviceRouter : baseRouter(ADMIN_BASE, admin, miss);
+
+  // Not async: the router's promise is returned as is (every route catches its own errors), saving a frame
+  // per request on the hot path.
   const fetch = (request: Request, ctx?: ClientInfo): Promise<Response> => {
     try {
       const { path, search } = splitUrl(request.url);
-      const method = request.method;
-      const match = router.match(method, path);
-      if (match.kind === "found") return match.route.run(request, match.params, search, ctx ?? noClient);
-      return Promise.resolve(answer(request, path, method, match));
+      const client = ctx ?? noClient;
+      if (path.startsWith(DATA_PREFIX)) return dataRouter.fetch(request, path, search, client);
+      if (path.startsWith(CONSOLE_PREFIX)) return consoleRouter.fetch(request, path, search, client);
+      if (path.startsWith(ADMIN_PREFIX)) return adminRouter.fetch(request, path, search, client);
+      return serviceRouter.fetch(request, path, search, client);
     } catch (error) {
       return Promise.resolve(errorResponse(asServiceError(error, logger, "fetch")));
     }

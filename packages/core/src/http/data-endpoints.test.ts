@@ -283,24 +283,93 @@ describe("live data and the publication minimum", () => {
   });
 });
 
-describe("endpoints not built yet", () => {
-  it("each answers 501 not_implemented after the auth pipeline, with rate-limit headers", async () => {
-    for (const [method, path] of [["GET", "/segments"], ["GET", "/segments/breakdown"], ["GET", "/merchant/vcfs"], ["POST", "/merchant/vcfs"], ["GET", "/merchant/compare"], ["GET", "/merchant/insights"], ["GET", "/merchant/score"], ["GET", "/report"], ["GET", "/export/xbrl"]] as const) {
-      const r = await k.data(testKey, path, { method });
-      expect([r.status, r.body.code], path).toEqual([501, "not_implemented"]);
-      expect(r.body.detail).toContain(path);
-      expect(r.headers.get("x-ratelimit-limit")).not.toBeNull();
+describe("GET /data/v1/segments", () => {
+  it("lists the category's segments with data in the latest quarter, each with its largest metric sample", async () => {
+    const r = await get("/segments?category=saas");
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body)).toEqual(["category", "period", "segments"]);
+    expect(r.body).toMatchObject({ category: "saas", period: SYNTHETIC_LATEST_QUARTER });
+    const names = await synthetic.segments("saas");
+    expect(r.body.segments.map((s: { segment: string }) => s.segment)).toEqual(names);
+    for (const s of r.body.segments) {
+      const cells = await synthetic.cells("saas", s.segment, SYNTHETIC_LATEST_QUARTER, metricsOf("saas"));
+      expect(s).toEqual({ segment: s.segment, sample_size: Math.max(...[...cells.values()].map((c) => c.sampleSize)), published: true });
     }
   });
 
-  it("they still check their own scopes first", async () => {
-    const { session } = await k.account("enterprise");
-    const onlyBench = (await k.key(session, "test", ["benchmarks:read"])).raw;
-    for (const [path, scope] of [["/segments", "segments:read"], ["/merchant/score", "score:read"], ["/report", "report:read"], ["/export/xbrl", "export:read"], ["/merchant/insights", "insights:read"]] as const) {
-      const r = await k.data(onlyBench, path);
-      expect([r.status, r.body.code], path).toEqual([403, "auth.insufficient_scope"]);
-      expect(r.body.detail).toContain(scope);
+  it("takes a period; bad or missing category → 422", async () => {
+    expect((await get("/segments?category=retail&period=2025-07")).body.period).toBe("2025-07");
+    expect((await get("/segments")).body.code).toBe("validation.missing_parameter");
+    expect((await get("/segments?category=crypto")).body.code).toBe("validation.invalid_category");
+    expect((await get("/segments?category=saas&period=2026-Q5")).body.code).toBe("validation.invalid_parameter");
+  });
+
+  it("live keys see the imported segments only; a segment below the minimum is listed, not published; no data → 404", async () => {
+    const lk = kit();
+    const { session } = await lk.account();
+    const live = (await lk.key(session, "live", ["segments:read"])).raw;
+    expect((await lk.data(live, "/segments?category=retail")).body.code).toBe("data.not_found");
+    await lk.publish("retail", "all", "2026-Q2", "refund_rate", spread(45, 0, 0.2));
+    await lk.publish("retail", "omnichannel", "2026-Q2", "refund_rate", spread(33, 0, 0.2));
+    await lk.publish("retail", "omnichannel", "2026-Q2", "gross_margin", spread(35, 0.2, 0.6));
+    await lk.publish("retail", "single_store", "2026-Q2", "refund_rate", spread(12, 0, 0.2));
+    // A segment with data in another period only is not listed for this one.
+    await lk.publish("retail", "multi_location", "2026-Q1", "refund_rate", spread(40, 0, 0.2));
+    const r = await lk.data(live, "/segments?category=retail");
+    expect(r.body).toEqual({
+      category: "retail",
+      period: "2026-Q2",
+      segments: [
+        { segment: "omnichannel", sample_size: 35, published: true },
+        { segment: "single_store", sample_size: 12, published: false },
+      ],
+    });
+  });
+});
+
+describe("GET /data/v1/segments/breakdown", () => {
+  it("gives `all` first, then every segment, each with the percentile set /benchmarks publishes for it", async () => {
+    const r = await get("/segments/breakdown?category=saas&metric=churn_rate");
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ category: "saas", metric: "churn_rate", period: SYNTHETIC_LATEST_QUARTER });
+    expect(r.body.segments.map((s: { segment: string }) => s.segment)).toEqual(["all", ...(await synthetic.segments("saas"))]);
+    for (const s of r.body.segments) {
+      const bench = await get(`/benchmarks?category=saas${s.segment === "all" ? "" : `&segment=${s.segment}`}`);
+      expect(s).toEqual({ segment: s.segment, sample_size: (await syntheticCell("saas", "churn_rate", SYNTHETIC_LATEST_QUARTER, s.segment)).sampleSize, withheld: false, percentiles: bench.body.metrics.churn_rate });
     }
-    expect((await k.data(onlyBench, "/merchant/vcfs", { method: "POST" })).body.detail).toContain("merchant:write");
+  });
+
+  it("takes a period; the metric must be offered by the category", async () => {
+    expect((await get("/segments/breakdown?category=saas&metric=gross_margin&period=2024-Q1")).body.period).toBe("2024-Q1");
+    expect((await get("/segments/breakdown?category=ecommerce&metric=churn_rate")).body.code).toBe("validation.metric_not_offered");
+    expect((await get("/segments/breakdown?category=saas")).body.code).toBe("validation.missing_parameter");
+    expect((await get("/segments/breakdown?category=saas&metric=nps")).body.code).toBe("validation.invalid_metric");
+  });
+
+  it("the publication minimum applies per segment: a small segment is withheld, its figures never leaked", async () => {
+    const lk = kit();
+    const { session } = await lk.account();
+    const live = (await lk.key(session, "live", ["segments:read"])).raw;
+    await lk.publish("saas", "all", "2026-Q3", "churn_rate", spread(50, 0, 0.1));
+    await lk.publish("saas", "enterprise", "2026-Q3", "churn_rate", spread(30, 0, 0.05));
+    await lk.publish("saas", "smb", "2026-Q3", "churn_rate", spread(20, 0.07, 0.1));
+    const r = await lk.data(live, "/segments/breakdown?category=saas&metric=churn_rate");
+    expect(r.status).toBe(200);
+    expect(r.body.segments.map((s: { segment: string; withheld: boolean }) => [s.segment, s.withheld])).toEqual([["all", false], ["enterprise", false], ["smb", true]]);
+    expect(r.body.segments[2]).toEqual({ segment: "smb", sample_size: 20, withheld: true, percentiles: null });
+    expect(r.body.segments[1].percentiles).toMatchObject({ p50: 0.025, mean: 0.025 });
+    // Nothing of smb's sample appears anywhere in the body.
+    expect(JSON.stringify(r.body)).not.toContain("0.085");
+  });
+
+  it("nothing published → 404 data.insufficient_sample; no data → 404 data.not_found", async () => {
+    const lk = kit();
+    const { session } = await lk.account();
+    const live = (await lk.key(session, "live", ["segments:read"])).raw;
+    expect((await lk.data(live, "/segments/breakdown?category=saas&metric=churn_rate")).body.code).toBe("data.not_found");
+    await lk.publish("saas", "all", "2026-Q3", "churn_rate", spread(20, 0, 0.1));
+    await lk.publish("saas", "smb", "2026-Q3", "churn_rate", spread(10, 0, 0.1));
+    expect((await lk.data(live, "/segments/breakdown?category=saas&metric=churn_rate")).body.code).toBe("data.insufficient_sample");
+    expect((await lk.data(live, "/segments/breakdown?category=saas&metric=gross_margin")).body.code).toBe("data.not_found");
   });
 });

@@ -82,14 +82,23 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
   return out;
 }
 
+const NOT_AN_OBJECT = new ServiceError(422, "validation.invalid_body", "Invalid request body: it must be a JSON object.");
+
+/** Refuses a parsed body that is not a JSON object (422 `validation.invalid_body`). */
+export function assertJsonObject(value: unknown): asserts value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw NOT_AN_OBJECT;
+}
+
 /** Validates a parsed body against its schema, or throws 422 `validation.invalid_body` naming the first bad field. */
 export function validateBody<S extends v.GenericSchema>(schema: S, value: unknown): v.InferOutput<S> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ServiceError(422, "validation.invalid_body", "Invalid request body: it must be a JSON object.");
-  }
+  assertJsonObject(value);
   const result = v.safeParse(schema, value, { abortEarly: true });
   if (result.success) return result.output;
-  const issue = result.issues[0];
+  throw invalidBody(result.issues[0]);
+}
+
+/** The 422 `validation.invalid_body` of a body's schema issue, naming the field. */
+export function invalidBody(issue: v.BaseIssue<unknown>): ServiceError {
   const field = issuePath(issue);
   const detail =
     issue.expected === "never"
@@ -97,7 +106,7 @@ export function validateBody<S extends v.GenericSchema>(schema: S, value: unknow
       : (issue.type === "object" || issue.type === "strict_object") && issue.received === "undefined"
         ? `\`${field}\` is required.`
         : `\`${field}\`: ${issue.message}`;
-  throw new ServiceError(422, "validation.invalid_body", `Invalid request body: ${detail}`);
+  return new ServiceError(422, "validation.invalid_body", `Invalid request body: ${detail}`);
 }
 
 /** Reads, parses and validates a JSON body in one step. */

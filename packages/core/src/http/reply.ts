@@ -9,6 +9,8 @@ export interface Reply {
   readonly body?: unknown;
   /** The body as JSON text, for hot handlers that splice cached fragments; wins over `body`. */
   readonly json?: string;
+  /** The Content-Type of `json`'s text when it is not JSON (e.g. `application/xml` for an XBRL document). */
+  readonly contentType?: string;
 }
 
 /** A 200 reply. */
@@ -28,7 +30,7 @@ export const JSON_TYPE = "application/json";
 export function replyResponse(reply: Reply, headers?: Record<string, string>): Response {
   if (reply.json !== undefined) {
     const h = headers ?? {};
-    h["content-type"] = JSON_TYPE;
+    h["content-type"] = reply.contentType ?? JSON_TYPE;
     return new Response(reply.json, { status: reply.status, headers: h });
   }
   if (reply.body === undefined) return new Response(null, headers ? { status: reply.status, headers } : { status: reply.status });

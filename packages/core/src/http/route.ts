@@ -2,7 +2,6 @@
 import type * as v from "valibot";
 import type { ClientInfo } from "./app-options.ts";
 import type { QuerySchema } from "./query.ts";
-import type { Routable } from "./router.ts";
 
 /** How a route authenticates its caller. */
 export type Security = "apiKey" | "session" | "admin" | "none";
@@ -18,7 +17,8 @@ export interface RouteDoc {
   /** Path parameters and their descriptions. */
   readonly pathParams?: Readonly<Record<string, string>>;
   readonly body?: v.GenericSchema;
-  readonly success: { readonly status: number; readonly description: string; readonly schema?: v.GenericSchema };
+  /** `mediaType` defaults to `application/json`; a body of another type without a schema is documented as text. */
+  readonly success: { readonly status: number; readonly description: string; readonly schema?: v.GenericSchema; readonly mediaType?: string };
   /** Error statuses the route may answer (each with the `{detail, code, status}` body). */
   readonly errors: readonly number[];
   /** Whether responses carry `X-RateLimit-*` (data endpoints). */
@@ -28,8 +28,11 @@ export interface RouteDoc {
 /** Runs a matched request: path params, raw query string (no `?`) and connection info are given. */
 export type RouteRun = (request: Request, params: Readonly<Record<string, string>>, search: string, client: ClientInfo) => Promise<Response>;
 
-/** A route of the app. */
-export interface Route extends Routable {
+/** A route of the app: the one table that both routes requests and generates the OpenAPI document. */
+export interface Route {
+  readonly method: string;
+  /** OpenAPI-style path, e.g. `/api/v1/console/keys/{key_id}`. */
+  readonly path: string;
   readonly doc: RouteDoc;
   readonly run: RouteRun;
 }

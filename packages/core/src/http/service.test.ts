@@ -2,7 +2,8 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../storage/memory-storage.ts";
 import { createApp } from "./create-app.ts";
-import { compileRouter } from "./router.ts";
+import type { Route } from "./route.ts";
+import { baseRouter } from "./base-router.ts";
 import { bearerToken, splitUrl } from "./request-url.ts";
 import { queryValues } from "./query.ts";
 import { interpretPercentile } from "./data/interpretation.ts";
@@ -89,6 +90,13 @@ describe("OpenAPI document", () => {
     expect(history.find((p) => p.name === "granularity")!.schema).toMatchObject({ enum: ["quarterly", "monthly"], default: "quarterly" });
   });
 
+  it("success status and media type come from the endpoint; refusals after the key lookup document the X-RateLimit headers", () => {
+    const doc = createApp({ storage: createMemoryStorage() }).openapi as { paths: Record<string, Record<string, { responses: Record<string, { content?: object; headers?: object }> }>> };
+    expect(Object.keys(doc.paths["/data/v1/merchant/vcfs"]!.post!.responses)).toContain("201");
+    expect(Object.keys(doc.paths["/data/v1/export/xbrl"]!.get!.responses["200"]!.content!)).toEqual(["application/xml"]);
+    for (const status of ["401", "403"]) expect(Object.keys(doc.paths["/data/v1/benchmarks"]!.get!.responses[status]!.headers!)).toContain("X-RateLimit-Remaining");
+  });
+
   it("GET /openapi.json serves the document", async () => {
     const r = await kit().call(new Request(`${LIVE_HOST}/openapi.json`));
     expect(r.status).toBe(200);
@@ -97,19 +105,42 @@ describe("OpenAPI document", () => {
   });
 });
 
-describe("router and URL helpers", () => {
-  it("static routes win over params; params are decoded; wrong methods are collected", () => {
-    const router = compileRouter([
-      { method: "POST", path: "/w/test" },
-      { method: "GET", path: "/w/{id}" },
-      { method: "DELETE", path: "/w/{id}" },
-    ]);
-    expect(router.match("POST", "/w/test")).toMatchObject({ kind: "found", route: { path: "/w/test" } });
-    expect(router.match("GET", "/w/test")).toMatchObject({ kind: "found", params: { id: "test" } });
-    expect(router.match("GET", "/w/a%20b")).toMatchObject({ kind: "found", params: { id: "a b" } });
-    expect(router.match("PUT", "/w/x")).toEqual({ kind: "method_not_allowed", allow: ["GET", "DELETE"] });
-    expect(router.match("GET", "/w/%E0%A4%A")).toEqual({ kind: "not_found" });
-    expect(router.match("GET", "/w/x/y")).toEqual({ kind: "not_found" });
+describe("router (itty-router) and URL helpers", () => {
+  // A route answering with its own path and the params it was given; a miss answering with the Allow list.
+  const echo = (method: string, path: string): Route =>
+    ({ method, path, run: (_request: Request, params: Readonly<Record<string, string>>) => Promise.resolve(Response.json({ route: `${method} ${path}`, params })) }) as unknown as Route;
+  const miss = (_request: Request, _path: string, allow: readonly string[]): Response => Response.json({ miss: true, allow });
+  const route = async (router: ReturnType<typeof baseRouter>, method: string, path: string): Promise<unknown> =>
+    (await router.fetch(new Request(`http://h${path}`, { method }), path, "", {})).json();
+
+  it("static routes win over params, whatever the order given; params are decoded; wrong methods are collected", async () => {
+    const router = baseRouter("/w", [echo("GET", "/w/{id}"), echo("DELETE", "/w/{id}"), echo("POST", "/w/test")], miss);
+    expect(await route(router, "POST", "/w/test")).toEqual({ route: "POST /w/test", params: {} });
+    expect(await route(router, "GET", "/w/test")).toEqual({ route: "GET /w/{id}", params: { id: "test" } });
+    expect(await route(router, "GET", "/w/a%20b")).toEqual({ route: "GET /w/{id}", params: { id: "a b" } });
+    expect(await route(router, "PUT", "/w/x")).toEqual({ miss: true, allow: ["GET", "DELETE"] });
+    expect(await route(router, "PUT", "/w/test")).toEqual({ miss: true, allow: ["POST", "GET", "DELETE"] });
+    expect(await route(router, "GET", "/w/%E0%A4%A")).toEqual({ miss: true, allow: [] });
+    expect(await route(router, "GET", "/w/x/y")).toEqual({ miss: true, allow: [] });
+    expect(await route(router, "GET", "/w")).toEqual({ miss: true, allow: [] });
+  });
+
+  it("one trailing slash is ignored by the app, two are not", async () => {
+    const k = kit();
+    expect((await k.call(new Request(`${LIVE_HOST}/healthz/`))).status).toBe(200);
+    expect((await k.call(new Request(`${LIVE_HOST}/healthz//`))).body.code).toBe("not_found");
+    expect((await k.call(new Request(`${LIVE_HOST}/data/v1/benchmarks//`))).body.code).toBe("not_found");
+  });
+
+  it("405 lists every method of a path, static and parameterised; admin paths are 404 when the admin API is off", async () => {
+    const k = kit();
+    const r = await k.call(new Request(`${LIVE_HOST}/api/v1/console/webhooks/test`, { method: "PUT" }));
+    expect([r.status, r.headers.get("allow")]).toEqual([405, "POST, GET, DELETE"]);
+    const head = await k.call(new Request(`${LIVE_HOST}/healthz`, { method: "HEAD" }));
+    expect([head.status, head.headers.get("allow")]).toEqual([405, "GET"]);
+    const off = createApp({ storage: createMemoryStorage() });
+    const admin = await off.fetch(new Request(`${LIVE_HOST}/api/v1/admin/accounts`, { method: "POST" }));
+    expect([admin.status, (await admin.json()).detail]).toEqual([404, "The admin API is not enabled."]);
   });
 
   it("splitUrl and bearerToken", () => {

@@ -18,6 +18,25 @@ describe("API keys", () => {
     expect(generateApiKey("test", cryptoRandom).raw.startsWith("svc_test_")).toBe(true);
   });
 
+  it("hashSecret is SHA-256 of the UTF-8 bytes, hex (ASCII fast path and other text alike)", () => {
+    expect(hashSecret("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(hashSecret("svc_test_" + "A".repeat(48))).toBe("ff7b86e7eb3747820af020e9dd1725c3b258dfa8661cd148f97166891e8e73ac");
+    expect(hashSecret("é")).toBe("4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c");
+    // The hasher is reused between calls: a call never sees the state of the one before.
+    expect(hashSecret("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(hashSecret("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    expect(hashSecret("x".repeat(200))).toBe(hashSecret("x".repeat(200)));
+  });
+
+  it("hashSecret agrees with Web Crypto's SHA-256 on any text (ASCII or not)", async () => {
+    const hex = (b: ArrayBuffer) => [...new Uint8Array(b)].map((x) => x.toString(16).padStart(2, "0")).join("");
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: "binary", maxLength: 80 })), async (text) => {
+        expect(hashSecret(text)).toBe(hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
+      }),
+    );
+  });
+
   it("draws tokens from the injected random source, uniformly over 64 symbols", () => {
     expect(randomToken(fixed(0))).toBe("A".repeat(48));
     expect(randomToken(fixed(63))).toBe("_".repeat(48));

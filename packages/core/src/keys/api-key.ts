@@ -51,9 +51,34 @@ export function parseApiKey(raw: string): ParsedKey | null {
   return { environment: raw.charCodeAt(4) === 108 /* l */ ? "live" : "test", token: raw.slice(9) };
 }
 
+// One pristine SHA-256 state, copied into one reused hasher per call (noble's `_cloneInto`): a fresh
+// instance allocates a buffer and a DataView over it, about a third of the cost of hashing a 57-byte key,
+// which every data request now pays. The calls are synchronous, so no two ever share the hasher, and
+// `digest()` wipes its buffer and state.
+const PRISTINE = sha256.create();
+const HASHER = sha256.create();
+
 /** The SHA-256 hex digest under which a key or token is stored (the raw text never is). */
 export function hashSecret(raw: string): string {
-  return bytesToHex(sha256(utf8ToBytes(raw)));
+  const bytes = secretBytes(raw);
+  PRISTINE._cloneInto(HASHER);
+  const digest = HASHER.update(bytes).digest();
+  // The copy of the secret is garbage from here on: leave zeros, not the secret, for the collector.
+  bytes.fill(0);
+  return bytesToHex(digest);
+}
+
+// The UTF-8 bytes of a secret. Keys and tokens are ASCII, whose bytes are its char codes: copying them
+// skips a TextEncoder per call (about half the cost of hashing a key on every request, now that nothing
+// remembers hashes of raw keys). Anything else goes through the encoder.
+function secretBytes(raw: string): Uint8Array {
+  const out = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c > 0x7f) return utf8ToBytes(raw);
+    out[i] = c;
+  }
+  return out;
 }
 
 /** The key's display prefix: its first 12 characters. */

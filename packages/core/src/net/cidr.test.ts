@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import * as core from "../index.ts";
+import * as http from "../http/index.ts";
 import { cidrContains, ipInRanges, parseCidr, parseIp } from "./cidr.ts";
 
 const ranges = (...texts: string[]) => texts.map((t) => parseCidr(t)!);
@@ -51,5 +53,13 @@ describe("parseCidr and matching", () => {
   it("an unparsable client address matches nothing (fails closed)", () => {
     expect(ipInRanges("", ranges("0.0.0.0/0", "::/0"))).toBe(false);
     expect(ipInRanges("unknown", ranges("0.0.0.0/0"))).toBe(false);
+  });
+});
+
+describe("entry points", () => {
+  it("the CIDR helpers are exported from both \".\" and \"./http\"", () => {
+    for (const entry of [core, http]) {
+      expect([entry.parseIp, entry.parseCidr, entry.cidrContains, entry.ipInRanges]).toEqual([parseIp, parseCidr, cidrContains, ipInRanges]);
+    }
   });
 });

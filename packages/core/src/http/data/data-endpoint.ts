@@ -2,7 +2,6 @@
 import type * as v from "valibot";
 import type { Category } from "../../data/catalog.ts";
 import type { BenchmarkSource, Dataset } from "../../data/source.ts";
-import { ServiceError } from "../../errors/service-error.ts";
 import type { Endpoint } from "../../scopes/scopes.ts";
 import type { AccountRecord, ApiKeyRecord } from "../../storage/types.ts";
 import type { AppContext } from "../app-options.ts";
@@ -34,8 +33,12 @@ export interface DataEndpoint<S extends QuerySchema = QuerySchema> {
   readonly query?: S;
   /** Request body schema (documentation and validation), for POST endpoints. */
   readonly body?: v.GenericSchema;
-  /** The 200 body's schema (documentation only). */
+  /** The success body's schema (documentation only). */
   readonly response?: v.GenericSchema;
+  /** The success status when it is not 200, e.g. 201 for a creation (documentation; the Reply sets the status). */
+  readonly successStatus?: number;
+  /** The success body's media type when it is not JSON (documentation; the Reply's `contentType` sets the header). */
+  readonly mediaType?: string;
   /** Statuses this endpoint may answer besides the pipeline's own (401, 402, 403, 429, 503…). */
   readonly errors?: readonly number[];
   handle(call: DataCall<v.InferOutput<S>>): Promise<Reply>;
@@ -48,22 +51,6 @@ export type AnyDataEndpoint = DataEndpoint<any>;
 /** Declares a data endpoint with its handler typed by its query schema. */
 export function defineDataEndpoint<S extends QuerySchema>(endpoint: DataEndpoint<S>): DataEndpoint<S> {
   return endpoint;
-}
-
-/** A data endpoint routed through the full auth pipeline that answers 501 `not_implemented` for now. */
-export function notImplementedEndpoint(endpoint: Endpoint, operationId: string, summary: string): AnyDataEndpoint {
-  const [method, path] = endpoint.split(" ") as [string, string];
-  const error = new ServiceError(501, "not_implemented", `${method} /data/v1${path} is part of the API but not implemented in this release yet.`);
-  return {
-    endpoint,
-    operationId,
-    summary,
-    description: "Listed in the API and guarded by its scopes, but not implemented yet: answers 501 `not_implemented` once authenticated and admitted.",
-    errors: [501],
-    handle(): Promise<Reply> {
-      return Promise.reject(error);
-    },
-  };
 }
 
 /** The segment a request asks for: the parameter, or `all`. */

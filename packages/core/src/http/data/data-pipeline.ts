@@ -2,20 +2,20 @@
  * The data request pipeline, in the spec's order: bearer key → format → lookup → active → IP allow-list →
  * environment → browser use of a live key → scopes → ONE `storage.admit` (per-key window, per-account day and,
  * for live keys, quota) → query validation and the handler. This is the hot path: everything per endpoint is
- * prepared once, storage is called exactly twice, and the body is serialized once.
+ * prepared once, storage is called exactly twice, and the body is serialized once. A request refused after
+ * its key was found costs one more read (`peekLimits`) so that it too carries the `X-RateLimit-*` headers.
  */
 import type { ServiceConfig } from "../../config/config.ts";
 import { effectiveLimits } from "../../config/config.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { newId } from "../../ids/new-id.ts";
-import { parseApiKey } from "../../keys/api-key.ts";
+import { hashSecret, parseApiKey } from "../../keys/api-key.ts";
 import { ENDPOINT_SCOPES } from "../../scopes/scopes.ts";
-import type { AccountRecord, AdmitInput, AdmitQuota, AdmitResult, KeyLookup, Storage, TierLimits, WindowInfo } from "../../storage/types.ts";
-import type { AppContext } from "../app-options.ts";
+import type { AccountRecord, AdmitInput, AdmitQuota, AdmitResult, ApiKeyRecord, KeyLookup, Storage, TierLimits, WindowInfo } from "../../storage/types.ts";
+import type { AppContext, ClientInfo } from "../app-options.ts";
 import { unavailable } from "../fail-closed.ts";
-import { memoHash } from "../memo-hash.ts";
 import { parseQuery } from "../query.ts";
-import { asServiceError, JSON_TYPE } from "../reply.ts";
+import { asServiceError, describeError, JSON_TYPE } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";
 import type { RouteRun } from "../route.ts";
 import type { AnyDataEndpoint } from "./data-endpoint.ts";
@@ -88,8 +88,8 @@ function quotaExhausted(result: Extract<AdmitResult, { kind: "quota_exhausted" }
 }
 
 /**
- * Prepares what every data endpoint shares (the raw store, the memoized key hash, per-account limits), and
- * returns the builder of each endpoint's pipeline. `storage` is the raw store: its failures are caught here.
+ * Prepares what every data endpoint shares (the raw store, per-account limits), and returns the builder of
+ * each endpoint's pipeline. `storage` is the raw store: its failures are caught here.
  */
 export function dataPipeline(app: AppContext, storage: Storage): (endpoint: AnyDataEndpoint) => RouteRun {
   const { clock, idRandom } = app;
@@ -100,7 +100,6 @@ export function dataPipeline(app: AppContext, storage: Storage): (endpoint: AnyD
     if (l === undefined) limitsCache.set(account, (l = effectiveLimits(config, account.tier, account.limits)));
     return l;
   };
-  const hash = memoHash();
   // The ids are minted on first read: most requests cross no warning threshold and start no charge. The
   // getters are own enumerable properties, so a store that copies or spreads the input still gets values.
   const liveQuota = (limits: TierLimits): AdmitQuota => {
@@ -122,14 +121,13 @@ export function dataPipeline(app: AppContext, storage: Storage): (endpoint: AnyD
       },
     };
   };
-  return (endpoint) => endpointPipeline(app, storage, endpoint, hash, limitsOf, liveQuota);
+  return (endpoint) => endpointPipeline(app, storage, endpoint, limitsOf, liveQuota);
 }
 
 function endpointPipeline(
   app: AppContext,
   storage: Storage,
   endpoint: AnyDataEndpoint,
-  hash: (raw: string) => string,
   limitsOf: (account: AccountRecord) => TierLimits,
   liveQuota: (limits: TierLimits) => AdmitQuota,
 ): RouteRun {
@@ -141,6 +139,36 @@ function endpointPipeline(
   const querySchema = endpoint.query;
   const emptyQuery = Object.freeze({});
 
+  // The checks between the lookup and admission, in the spec's order: the refusal, or null.
+  const refusal = (lookup: KeyLookup, request: Request, client: ClientInfo, cors: boolean): ServiceError | null => {
+    const { key, account } = lookup;
+    if (lookup.retired || !key.isActive) return INACTIVE_KEY;
+    if (account.allowedCidrs.length > 0 && !addressAllowed(clientAddressOf(request, client, config.trustProxy), account.allowedCidrs)) return IP_NOT_ALLOWED;
+    const target = requestTarget(config, request);
+    if (key.environment !== target) return ENV_MISMATCH[target];
+    if (key.environment === "live" && cors) return LIVE_KEY_IN_BROWSER;
+    for (const scope of required) {
+      if (!key.scopes.includes(scope)) {
+        const missing = required.filter((s) => !key.scopes.includes(s));
+        return new ServiceError(403, "auth.insufficient_scope", `This key lacks the scope ${missing.map((s) => `\`${s}\``).join(" and ")} required by ${label}.`);
+      }
+    }
+    return null;
+  };
+
+  // The windows as they stand, for the headers of a request refused after the lookup (it was not admitted,
+  // so it counts nothing). A failing store only costs the headers: the refusal stands, never a 503.
+  const peekWindow = async (key: ApiKeyRecord, account: AccountRecord): Promise<WindowInfo | null> => {
+    const limits = limitsOf(account);
+    try {
+      const peek = await storage.peekLimits({ now: clock.now(), keyId: key.id, accountId: account.id, perMinute: limits.perMinute, perDay: limits.perDay, windowMs: 60_000 });
+      return reported(peek.minute, peek.day);
+    } catch (error) {
+      logger.warn("rate-limit headers unavailable for a refused request", { operation: "peekLimits", error: describeError(error) });
+      return null;
+    }
+  };
+
   return async (request, _params, search, client) => {
     const headers = request.headers;
     const cors = headers.get("origin") !== null;
@@ -151,24 +179,19 @@ function endpointPipeline(
       if (parseApiKey(raw) === null) throw MALFORMED_KEY;
       let lookup: KeyLookup | null;
       try {
-        lookup = await storage.findKeyByHash(hash(raw));
+        // Hashed on every request: nothing keeps raw keys (or a map keyed by them) beyond the request.
+        lookup = await storage.findKeyByHash(hashSecret(raw));
       } catch (error) {
         throw unavailable(logger, "findKeyByHash", error);
       }
       if (lookup === null) throw UNKNOWN_KEY;
       const { key, account } = lookup;
-      if (lookup.retired || !key.isActive) throw INACTIVE_KEY;
-      if (account.allowedCidrs.length > 0 && !addressAllowed(clientAddressOf(request, client, config.trustProxy), account.allowedCidrs)) throw IP_NOT_ALLOWED;
-      const target = requestTarget(config, request);
-      if (key.environment !== target) throw ENV_MISMATCH[target];
-      const live = key.environment === "live";
-      if (live && cors) throw LIVE_KEY_IN_BROWSER;
-      for (const scope of required) {
-        if (!key.scopes.includes(scope)) {
-          const missing = required.filter((s) => !key.scopes.includes(s));
-          throw new ServiceError(403, "auth.insufficient_scope", `This key lacks the scope ${missing.map((s) => `\`${s}\``).join(" and ")} required by ${label}.`);
-        }
+      const refused = refusal(lookup, request, client, cors);
+      if (refused !== null) {
+        window = await peekWindow(key, account);
+        throw refused;
       }
+      const live = key.environment === "live";
 
       const limits = limitsOf(account);
       const input: AdmitInput = {
@@ -187,9 +210,9 @@ function endpointPipeline(
         throw unavailable(logger, "admit", error);
       }
       if (result.kind === "rate_limited") {
-        const refused = rateLimited(result);
-        window = refused.window;
-        throw refused.error;
+        const limited = rateLimited(result);
+        window = limited.window;
+        throw limited.error;
       }
       window = reported(result.minute, result.day);
       if (result.kind === "quota_exhausted") {
@@ -201,7 +224,10 @@ function endpointPipeline(
       const query = querySchema ? parseQuery(querySchema, search) : emptyQuery;
       const reply = await endpoint.handle({ query, request, source: live ? app.liveData : app.testData, dataset: key.environment, key, account, now: result.now, app });
       const h = responseHeaders(window, cors);
-      if (reply.json !== undefined) return new Response(reply.json, { status: reply.status, headers: h });
+      if (reply.json !== undefined) {
+        if (reply.contentType !== undefined) h["content-type"] = reply.contentType;
+        return new Response(reply.json, { status: reply.status, headers: h });
+      }
       if (reply.body === undefined) {
         delete h["content-type"];
         return new Response(null, { status: reply.status, headers: h });

@@ -1,13 +1,18 @@
-/**
- * Every data endpoint, in the order the OpenAPI document lists them. To implement a stub, write its file
- * (a `defineDataEndpoint`, like benchmarks.ts) and replace its `notImplementedEndpoint` line here.
- */
+/** Every data endpoint, in the order the OpenAPI document lists them: one `defineDataEndpoint` per file. */
 import { benchmarksEndpoint } from "./benchmarks.ts";
+import { compareEndpoint } from "./compare.ts";
+import { createSnapshotEndpoint } from "./create-snapshot.ts";
 import type { AnyDataEndpoint } from "./data-endpoint.ts";
-import { notImplementedEndpoint } from "./data-endpoint.ts";
 import { distributionEndpoint } from "./distribution.ts";
+import { exportXbrlEndpoint } from "./export-xbrl.ts";
 import { historyEndpoint } from "./history.ts";
+import { insightsEndpoint } from "./insights.ts";
+import { listSnapshotsEndpoint } from "./list-snapshots.ts";
 import { percentileEndpoint } from "./percentile.ts";
+import { reportEndpoint } from "./report.ts";
+import { scoreEndpoint } from "./score.ts";
+import { segmentBreakdownEndpoint } from "./segment-breakdown.ts";
+import { segmentsEndpoint } from "./segments.ts";
 
 /** The data endpoints under `/data/v1`. */
 export const DATA_ENDPOINTS: readonly AnyDataEndpoint[] = [
@@ -15,13 +20,13 @@ export const DATA_ENDPOINTS: readonly AnyDataEndpoint[] = [
   percentileEndpoint,
   distributionEndpoint,
   historyEndpoint,
-  notImplementedEndpoint("GET /segments", "listSegments", "Segments of a category"),
-  notImplementedEndpoint("GET /segments/breakdown", "getSegmentBreakdown", "A metric broken down by segment"),
-  notImplementedEndpoint("GET /merchant/vcfs", "listMerchantSnapshots", "List the account's merchant financial snapshots"),
-  notImplementedEndpoint("POST /merchant/vcfs", "createMerchantSnapshot", "Store a merchant financial snapshot"),
-  notImplementedEndpoint("GET /merchant/compare", "compareMerchant", "Rank a merchant's metrics against its category"),
-  notImplementedEndpoint("GET /merchant/insights", "getMerchantInsights", "Findings from a merchant's ranks and trends"),
-  notImplementedEndpoint("GET /merchant/score", "getMerchantScore", "A merchant's 0–100 score with its components"),
-  notImplementedEndpoint("GET /report", "getReport", "A merchant report bundling compare, insights and score"),
-  notImplementedEndpoint("GET /export/xbrl", "exportXbrl", "A snapshot as an XBRL instance document"),
+  segmentsEndpoint,
+  segmentBreakdownEndpoint,
+  listSnapshotsEndpoint,
+  createSnapshotEndpoint,
+  compareEndpoint,
+  insightsEndpoint,
+  scoreEndpoint,
+  reportEndpoint,
+  exportXbrlEndpoint,
 ];

@@ -1,14 +1,8 @@
 /** The `interpretation` sentence of a percentile rank, aware of whether lower values are better for the metric. */
 import type { Category, Metric } from "../../data/catalog.ts";
 import { METRIC_INFO } from "../../data/catalog.ts";
+import { formatMetricValue, metricNoun } from "../../data/format-metric-value.ts";
 import { cellName } from "./data-endpoint.ts";
-
-function formatValue(metric: Metric, value: number): string {
-  const unit = METRIC_INFO[metric].unit;
-  if (unit === "ratio") return `${Number((value * 100).toFixed(2))}%`;
-  if (unit === "multiple") return `${Number(value.toFixed(2))}x`;
-  return String(Number(value.toFixed(2)));
-}
 
 function band(standing: number): string {
   if (standing >= 90) return "in the top 10%";
@@ -30,8 +24,7 @@ export function interpretPercentile(metric: Metric, value: number, percentile: n
   const lowerIsBetter = info.direction === "lower_is_better";
   const standing = lowerIsBetter ? 100 - percentile : percentile;
   const share = Math.round(standing);
-  const label = info.label.charAt(0).toLowerCase() + info.label.slice(1);
-  const head = `A ${label} of ${formatValue(metric, value)} is at percentile ${percentile.toFixed(1)} of ${cellName(category, segment)} in ${period}.`;
+  const head = `A ${metricNoun(metric)} of ${formatMetricValue(metric, value)} is at percentile ${percentile.toFixed(1)} of ${cellName(category, segment)} in ${period}.`;
   const direction = lowerIsBetter ? "Lower is better for this metric, so it" : "Higher is better for this metric, so it";
   return `${head} ${direction} is better than about ${share}% of peers: ${band(standing)}.`;
 }

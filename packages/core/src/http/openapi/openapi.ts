@@ -71,11 +71,12 @@ const RATE_HEADERS = {
 
 function errorResponse(status: number, rateLimited: boolean): unknown {
   if (!rateLimited) return { $ref: `#/components/responses/Error${status}` };
-  const headers: Record<string, unknown> = status === 401 || status === 403 ? {} : { ...RATE_HEADERS };
+  // Every data response whose key was found carries them: 401 `auth.inactive_key` and the 403s as well.
+  const headers: Record<string, unknown> = { ...RATE_HEADERS };
   if (status === 429) headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
   return {
     description: ERROR_CODES[status] ?? "Error.",
-    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    headers,
     content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
   };
 }
@@ -85,7 +86,9 @@ function operation(route: Route): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   const success: Record<string, unknown> = { description: d.success.description };
   if (d.rateLimited) success.headers = RATE_HEADERS;
-  if (d.success.schema) success.content = { "application/json": { schema: jsonSchema(d.success.schema, "output") } };
+  const mediaType = d.success.mediaType ?? "application/json";
+  if (d.success.schema) success.content = { [mediaType]: { schema: jsonSchema(d.success.schema, "output") } };
+  else if (mediaType !== "application/json") success.content = { [mediaType]: { schema: { type: "string" } } };
   responses[String(d.success.status)] = success;
   for (const status of [...d.errors].sort((a, b) => a - b)) responses[String(status)] = errorResponse(status, d.rateLimited === true);
   const parameters = [...pathParameters(d), ...queryParameters(d)];
@@ -137,7 +140,9 @@ export function buildOpenApi(routes: readonly Route[], errorSchema: v.GenericSch
       schemas: { Error: jsonSchema(errorSchema, "output") },
       responses,
       headers: {
-        "X-RateLimit-Limit": int("Requests allowed in the reported window (the per-minute window unless the daily limit has fewer left)."),
+        "X-RateLimit-Limit": int(
+          "Requests allowed in the reported window (the per-minute window unless the daily limit has fewer left). On every data response whose key was found (refusals before admission included); absent when the key is missing, malformed or unknown, or storage could not be read.",
+        ),
         "X-RateLimit-Remaining": int("Requests left in that window."),
         "X-RateLimit-Reset": int("When that window frees a slot (minute) or starts again (day), Unix seconds."),
         "Retry-After": int("Seconds to wait before retrying."),

@@ -14,6 +14,16 @@ export interface LoadResult {
   errors: number;
   /** Responses outside 2xx. */
   non2xx: number;
+  /** Responses by status code, e.g. `{ "200": 51234 }`. */
+  statusCodes: Record<string, number>;
+}
+
+/** One request shape; autocannon prebuilds each into bytes, so rotating among many costs the client nothing. */
+export interface LoadRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
 }
 
 /** How to load a URL. */
@@ -25,6 +35,8 @@ export interface LoadOptions {
   method?: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Requests every connection cycles through in order (e.g. one per API key); replaces method/headers/body. */
+  requests?: LoadRequest[];
 }
 
 // The part of autocannon's programmatic API used here (the package ships no types).
@@ -34,6 +46,7 @@ interface AutocannonResult {
   errors: number;
   timeouts: number;
   non2xx: number;
+  statusCodeStats: Record<string, { count: number }>;
 }
 type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
 
@@ -48,6 +61,7 @@ export async function measureLoad(options: LoadOptions): Promise<LoadResult> {
     method: options.method ?? "GET",
     headers: options.headers,
     body: options.body,
+    ...(options.requests !== undefined && options.requests.length > 0 ? { requests: options.requests } : {}),
   };
   const result = await autocannon({ ...base, duration: options.seconds });
   return {
@@ -57,5 +71,6 @@ export async function measureLoad(options: LoadOptions): Promise<LoadResult> {
     total: result.requests.total,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count])),
   };
 }
