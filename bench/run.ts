@@ -156,7 +156,9 @@ function httpTargets(setup: Setup): HttpTarget[] {
   if (setup.pgUrl !== null) targets.push(app("full pipeline, PostgreSQL (node)", "postgres", { BENCH_DB_URL: setup.pgUrl }));
   targets.push(app("full pipeline, memory (Bun)", "memory", {}, "bun"));
   targets.push({ name: "adapter-bun static", script: "bench/lib/target-bun-static.ts", runtime: "bun" });
-  return targets;
+  // BENCH_TARGETS=SQLite,PostgreSQL: only targets whose names contain one of these (the floor always runs).
+  const only = process.env.BENCH_TARGETS?.split(",").map((part) => part.trim()).filter((part) => part !== "");
+  return only === undefined || only.length === 0 ? targets : targets.filter((t) => t.baseline === true || only.some((part) => t.name.includes(part)));
 }
 
 interface ServerProfile {

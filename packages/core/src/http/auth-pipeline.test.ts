@@ -442,3 +442,79 @@ describe("fail closed", () => {
     expect([r.status, r.body.code]).toEqual([503, "service.unavailable"]);
   });
 });
+
+/** Memory storage counting calls per method; `stale` makes every admission report a changed key. */
+function countingStorage(options: { stale?: boolean } = {}): { storage: Storage; calls: Map<string, number> } {
+  const inner = createMemoryStorage();
+  const calls = new Map<string, number>();
+  const storage = new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof prop !== "string" || typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        calls.set(prop, (calls.get(prop) ?? 0) + 1);
+        if (prop === "admit" && options.stale) return Promise.resolve({ kind: "stale", now: T0 });
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { storage, calls };
+}
+
+describe("auth pipeline: remembered key lookups", () => {
+  const today = async (k: ReturnType<typeof kit>, session: string) => (await k.console(session, "GET", "/usage/summary")).body.today;
+
+  it("a key seen before costs one storage call (the admission checks the remembered lookup)", async () => {
+    const { storage, calls } = countingStorage();
+    const k = kit({ storage });
+    const { session } = await k.account();
+    const key = await k.key(session);
+    expect((await k.data(key.raw, BENCH)).status).toBe(200);
+    const lookups = calls.get("findKeyByHash") ?? 0;
+    for (let i = 0; i < 3; i++) expect((await k.data(key.raw, BENCH)).status).toBe(200);
+    expect(calls.get("findKeyByHash") ?? 0).toBe(lookups);
+  });
+
+  it("revocation by another process: the very next request here gets 401 auth.inactive_key, though its lookup was remembered", async () => {
+    const k = kit();
+    const { accountId, session } = await k.account();
+    const key = await k.key(session);
+    expect((await k.data(key.raw, BENCH)).status).toBe(200);
+    // Straight to storage, as another instance sharing the database would.
+    await k.storage.revokeKey({ accountId, keyId: key.keyId, now: T0, eventId: "evt_01JD0000000000000000000001" });
+    const r = await k.data(key.raw, BENCH);
+    expect([r.status, r.body.code]).toEqual([401, "auth.inactive_key"]);
+    expect(await today(k, session)).toBe(1);
+  });
+
+  it("an IP allow-list set by another process applies to the very next request", async () => {
+    const k = kit();
+    const { accountId, session } = await k.account();
+    const key = await k.key(session);
+    expect((await k.data(key.raw, BENCH, { clientAddress: "198.51.100.1" })).status).toBe(200);
+    await k.storage.updateAccount(accountId, { allowedCidrs: ["203.0.113.0/24"] });
+    const r = await k.data(key.raw, BENCH, { clientAddress: "198.51.100.1" });
+    expect([r.status, r.body.code]).toEqual([403, "auth.ip_not_allowed"]);
+    expect((await k.data(key.raw, BENCH, { clientAddress: "203.0.113.9" })).status).toBe(200);
+  });
+
+  it("a refusal is decided on a fresh lookup: an allow-list lifted elsewhere admits the next request at once", async () => {
+    const k = kit();
+    const { accountId, session } = await k.account();
+    await k.storage.updateAccount(accountId, { allowedCidrs: ["203.0.113.0/24"] });
+    const key = await k.key(session);
+    expect((await k.data(key.raw, BENCH, { clientAddress: "203.0.113.9" })).status).toBe(200);
+    await k.storage.updateAccount(accountId, { allowedCidrs: [] });
+    expect((await k.data(key.raw, BENCH, { clientAddress: "198.51.100.1" })).status).toBe(200);
+  });
+
+  it("a key that keeps changing under every admission ends in 503 service.unavailable, never an uncounted 200", async () => {
+    const { storage, calls } = countingStorage({ stale: true });
+    const k = kit({ storage });
+    const { session } = await k.account();
+    const key = await k.key(session);
+    const r = await k.data(key.raw, BENCH);
+    expect([r.status, r.body.code]).toEqual([503, "service.unavailable"]);
+    expect(calls.get("admit")).toBe(3);
+  });
+});

@@ -144,6 +144,8 @@ function leaseToken(): string {
 /** Creates an empty in-memory Storage. */
 export function createMemoryStorage(): Storage {
   const accounts = new Map<string, AccountRecord>();
+  /** Each account's version (KeyLookup.version), bumped by updateAccount. */
+  const accountVersions = new Map<string, number>();
   const sessions = new Map<string, { accountId: string; expiresAt: number | null }>();
   const keys = new Map<string, ApiKeyRecord>();
   /** hash → key id and whether the hash was retired by a rotation. */
@@ -288,6 +290,14 @@ export function createMemoryStorage(): Storage {
     },
   };
 
+  /** Whether the hash still names an active, unretired key whose account is at the version. */
+  const expectationHolds = (expect: { keyHash: string; version: number }): boolean => {
+    const h = hashes.get(expect.keyHash);
+    if (h === undefined || h.retired) return false;
+    const key = keys.get(h.keyId);
+    return key !== undefined && key.isActive && (accountVersions.get(key.accountId) ?? 0) === expect.version;
+  };
+
   const storage: Storage = {
     async migrate() {},
     async close() {},
@@ -310,6 +320,7 @@ export function createMemoryStorage(): Storage {
         ...(patch.billing !== undefined ? { billing: { ...patch.billing } } : {}),
       };
       accounts.set(accountId, next);
+      accountVersions.set(accountId, (accountVersions.get(accountId) ?? 0) + 1);
       return next;
     },
     async createSession(s) {
@@ -336,7 +347,7 @@ export function createMemoryStorage(): Storage {
       if (!h) return null;
       const key = keys.get(h.keyId)!;
       const account = accounts.get(key.accountId)!;
-      return { key, account, retired: h.retired };
+      return { key, account, retired: h.retired, version: accountVersions.get(key.accountId) ?? 0 };
     },
     async getKey(accountId, keyId) {
       const k = keys.get(keyId);
@@ -369,6 +380,7 @@ export function createMemoryStorage(): Storage {
 
     async admit(input: AdmitInput): Promise<AdmitResult> {
       const { now } = input;
+      if (input.expect !== undefined && !expectationHolds(input.expect)) return { kind: "stale", now };
       const log = windows.get(input.keyId);
       const minuteD = windowDecision(log, now, input.perMinute, input.windowMs);
       const dayState = days.get(input.accountId);

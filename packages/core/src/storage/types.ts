@@ -62,6 +62,11 @@ export interface KeyLookup {
   readonly account: AccountRecord;
   /** True when the hash belonged to this key before a rotation replaced it (the contract's `auth.inactive_key`). */
   readonly retired: boolean;
+  /**
+   * The account's version: it changes with every `updateAccount`, so an `AdmitInput.expect` built from this
+   * lookup fails once anything the pipeline checked about the account (tier, limits, IP ranges) has changed.
+   */
+  readonly version: number;
 }
 
 /** A webhook endpoint, with its signing secret (server-side only). */
@@ -182,6 +187,13 @@ export interface AdmitInput {
   readonly windowMs: number;
   /** Null for test keys: rate limited, never counted toward quota. */
   readonly quota: AdmitQuota | null;
+  /**
+   * A lookup the caller decided on (possibly a cached one), checked inside the same atomic operation: the
+   * store admits only if `keyHash` still names an active key whose hash was not retired by a rotation and
+   * whose account is still at `version`; otherwise it changes nothing and returns `stale`. This is what lets
+   * callers skip the lookup round trip without ever admitting a revoked, rotated or changed key.
+   */
+  readonly expect?: { readonly keyHash: string; readonly version: number } | undefined;
 }
 
 /** The state of one limit after a decision. */
@@ -202,8 +214,12 @@ export interface QuotaInfo {
   readonly warned: number | null;
 }
 
-/** What `admit` decided. Rate-limit refusals change nothing; quota refusals still used a window slot. */
+/**
+ * What `admit` decided. Rate-limit refusals change nothing; quota refusals still used a window slot; `stale`
+ * (only with `expect`) means the expected key or account changed since the lookup, and nothing was counted.
+ */
 export type AdmitResult =
+  | { readonly kind: "stale"; readonly now: number }
   | { readonly kind: "allowed"; readonly now: number; readonly minute: WindowInfo; readonly day: WindowInfo; readonly quota: QuotaInfo | null }
   | { readonly kind: "rate_limited"; readonly now: number; readonly window: "minute" | "day"; readonly minute: WindowInfo; readonly day: WindowInfo; readonly retryAfterMs: number }
   | {
@@ -290,7 +306,7 @@ export interface Storage {
   // Accounts and console sessions.
   createAccount(account: AccountRecord): Promise<void>;
   getAccount(accountId: string): Promise<AccountRecord | null>;
-  /** Changes the tier, limit overrides, IP ranges or billing refs of an account. */
+  /** Changes the tier, limit overrides, IP ranges or billing refs of an account, and its version (see `KeyLookup.version`). */
   updateAccount(accountId: string, patch: { tier?: Tier; limits?: Partial<TierLimits>; allowedCidrs?: readonly string[]; billing?: AccountRecord["billing"] }): Promise<AccountRecord | null>;
   createSession(session: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number | null }): Promise<void>;
   /** The account of an unexpired session token hash, or null. */
@@ -299,7 +315,7 @@ export interface Storage {
   // API keys. Each change writes its event (built by `event`) in the same transaction.
   /** Stores a new key under its hash unless the account already has `maxKeys` keys that are not revoked; writes `key.created`. */
   createKey(input: { key: ApiKeyRecord; hash: string; maxKeys: number; eventId: string }): Promise<"created" | "limit">;
-  /** The hot-path lookup by hash, joined with the account, in one round trip. */
+  /** The hot-path lookup by hash, joined with the account (and its version), in one round trip. */
   findKeyByHash(hash: string): Promise<KeyLookup | null>;
   getKey(accountId: string, keyId: string): Promise<ApiKeyRecord | null>;
   listKeys(accountId: string): Promise<ApiKeyRecord[]>;

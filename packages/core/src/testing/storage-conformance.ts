@@ -223,6 +223,54 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       });
     });
 
+    describe("admit with an expected lookup", () => {
+      it("a current lookup admits; after an account update, a rotation or a revocation the same expectation is stale and counts nothing", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const k = key(a.id, { environment: "test" });
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const found = (await s.findKeyByHash(`h-${k.id}`))!;
+        const expectOf = (l: { version: number }, hash = `h-${k.id}`) => ({ keyHash: hash, version: l.version });
+        const lim = { perMinute: 10, perDay: 10 };
+        expect(await s.admit(admitInput(a.id, k.id, T0, { ...lim, expect: expectOf(found) }))).toMatchObject({ kind: "allowed", day: { remaining: 9 } });
+        expect(await s.admit(admitInput(a.id, k.id, T0 + 1, { ...lim, expect: { keyHash: "h-unknown", version: found.version } }))).toMatchObject({ kind: "stale" });
+
+        // An account update changes the version: the old expectation is stale, the new lookup's admits.
+        await s.updateAccount(a.id, { allowedCidrs: ["10.0.0.0/8"] });
+        const updated = (await s.findKeyByHash(`h-${k.id}`))!;
+        expect(updated.version).not.toBe(found.version);
+        expect(await s.admit(admitInput(a.id, k.id, T0 + 2, { ...lim, expect: expectOf(found) }))).toMatchObject({ kind: "stale" });
+        expect(await s.admit(admitInput(a.id, k.id, T0 + 3, { ...lim, expect: expectOf(updated) }))).toMatchObject({ kind: "allowed", day: { remaining: 8 } });
+
+        // Rotation retires the hash; revocation deactivates the key.
+        await s.rotateKey({ accountId: a.id, keyId: k.id, newHash: `h2-${k.id}`, newPrefix: "svc_test_new", now: T0 + 4, eventId: id("evt") });
+        expect(await s.admit(admitInput(a.id, k.id, T0 + 5, { ...lim, expect: expectOf(updated) }))).toMatchObject({ kind: "stale" });
+        const rotated = (await s.findKeyByHash(`h2-${k.id}`))!;
+        expect(await s.admit(admitInput(a.id, k.id, T0 + 6, { ...lim, expect: expectOf(rotated, `h2-${k.id}`) }))).toMatchObject({ kind: "allowed", day: { remaining: 7 } });
+        await s.revokeKey({ accountId: a.id, keyId: k.id, now: T0 + 7, eventId: id("evt") });
+        expect(await s.admit(admitInput(a.id, k.id, T0 + 8, { ...lim, expect: expectOf(rotated, `h2-${k.id}`) }))).toMatchObject({ kind: "stale" });
+
+        // The stale admissions counted nothing: three admitted requests in the window and the day.
+        const peek = await s.peekLimits({ now: T0 + 9, keyId: k.id, accountId: a.id, perMinute: 10, perDay: 10, windowMs: 60_000 });
+        expect(peek.minute.remaining).toBe(7);
+        expect(peek.day.remaining).toBe(7);
+      });
+
+      it("concurrent admissions expecting a key that a revocation ends: none is admitted after the revocation commits", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const k = key(a.id, { environment: "test" });
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const found = (await s.findKeyByHash(`h-${k.id}`))!;
+        const admit = (i: number) => s.admit(admitInput(a.id, k.id, T0 + i, { expect: { keyHash: `h-${k.id}`, version: found.version } }));
+        const before = await Promise.all(Array.from({ length: 20 }, (_, i) => admit(i)));
+        expect(before.every((r) => r.kind === "allowed")).toBe(true);
+        await s.revokeKey({ accountId: a.id, keyId: k.id, now: T0 + 50, eventId: id("evt") });
+        const after = await Promise.all(Array.from({ length: 20 }, (_, i) => admit(100 + i)));
+        expect(after.map((r) => r.kind)).toEqual(Array.from({ length: 20 }, () => "stale"));
+      });
+    });
+
     describe("keys and webhooks: guarded under concurrency", () => {
       it("createKey never exceeds maxKeys when creations race; refused keys leave nothing behind", async () => {
         const a = account();

@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL schema and its functions. Times are bigint Unix milliseconds; identifiers and cell keys
  * use the "C" collation so that ORDER BY agrees with JavaScript's string order whatever the database's
- * locale. `benchdata_admit` is the whole hot-path decision in one statement (see its comments).
+ * locale. `benchdata_admit_batch` is the whole hot-path decision, for every request a server has in flight,
+ * in one statement (see its comments).
  */
 import type { Migration } from "../migration.ts";
 
@@ -244,27 +245,12 @@ BEGIN
   RETURN n;
 END $$;
 
--- One data request asking to be admitted: the key's sliding window, the account's UTC-day counter and,
--- for live keys (p_quota), the period's quota, decided and applied in this one call, which is one
--- statement and one round trip. It mirrors core's slidingWindow, dailyWindow, quotaRequest and
--- warningThreshold step by step; the conformance suite holds it to the memory store.
---
--- Concurrency: under READ COMMITTED each statement of a VOLATILE function sees a fresh snapshot, and every
--- read of state that is then written is a SELECT ... FOR UPDATE, so concurrent calls queue on the rows and
--- each decides on the state the previous one committed: no read-then-write race. Rows are always locked in
--- the same order (key window, account day, account quota) so that calls never deadlock. Refusals by the
--- rate limits are usually decided before any lock (see the two passes below).
---
--- p_now NULL means "use the database clock": one clock for windows, UTC days and billing periods, whatever
--- the callers' clocks say; the time used is returned as "now".
-CREATE OR REPLACE FUNCTION benchdata_admit(
-  p_now bigint,
-  p_key_id text,
+-- The quota step of an admission (core's quotaRequest and warningThreshold, step by step): the period's row
+-- (created if needed) is locked, counted or flipped to exhausted, and a quota.warning event or a pending
+-- invoice written, in the caller's transaction. v_minute and v_dayj are the windows to report.
+CREATE OR REPLACE FUNCTION benchdata_admit_quota(
+  v_now bigint,
   p_account_id text,
-  p_per_minute integer,
-  p_per_day integer,
-  p_window_ms bigint,
-  p_quota boolean,
   p_anchor_day integer,
   p_base_quota bigint,
   p_block_size bigint,
@@ -273,30 +259,11 @@ CREATE OR REPLACE FUNCTION benchdata_admit(
   p_retry_after_failure_ms bigint,
   p_max_auto_charges integer,
   p_warning_event_id text,
-  p_invoice_id text
+  p_invoice_id text,
+  v_minute json,
+  v_dayj json
 ) RETURNS json LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-  v_now bigint := coalesce(p_now, benchdata_clock_ms());
-  v_day integer := floor(v_now / 86400000.0)::integer;
-  v_stamps bigint[];
-  v_live bigint[];
-  v_n integer;
-  v_lo integer;
-  v_hi integer;
-  v_mid integer;
-  v_pass integer;
-  m_allowed boolean;
-  m_remaining integer;
-  m_reset bigint;
-  m_retry bigint;
-  d_stored_day integer;
-  d_count integer;
-  d_allowed boolean;
-  d_remaining integer;
-  d_reset bigint := (v_day + 1)::bigint * 86400000;
-  d_retry bigint;
-  v_minute json;
-  v_dayj json;
   q quota_periods%ROWTYPE;
   v_ps bigint;
   v_pe bigint;
@@ -311,86 +278,6 @@ DECLARE
   v_ps_iso text;
   v_pe_iso text;
 BEGIN
-  -- Two passes over the rate limits. Pass 1 reads without locks: a request the committed state already
-  -- refuses is refused at once (windows only fill up as concurrent requests commit, so that state is a
-  -- valid moment to decide at), with no lock, no write and no commit to wait for: cheap when a client
-  -- hammers a closed window. Otherwise pass 2 locks the rows and decides again on the latest state.
-  FOR v_pass IN 1..2 LOOP
-    IF v_pass = 1 THEN
-      SELECT stamps INTO v_stamps FROM rate_windows WHERE key_id = p_key_id;
-      SELECT day, count INTO d_stored_day, d_count FROM day_counters WHERE account_id = p_account_id;
-    ELSE
-      -- Lock (creating if needed) the key's window row, then the account's day row.
-      SELECT stamps INTO v_stamps FROM rate_windows WHERE key_id = p_key_id FOR UPDATE;
-      IF NOT FOUND THEN
-        INSERT INTO rate_windows (key_id, stamps) VALUES (p_key_id, '{}') ON CONFLICT (key_id) DO NOTHING;
-        SELECT stamps INTO v_stamps FROM rate_windows WHERE key_id = p_key_id FOR UPDATE;
-      END IF;
-      SELECT day, count INTO d_stored_day, d_count FROM day_counters WHERE account_id = p_account_id FOR UPDATE;
-      IF NOT FOUND THEN
-        INSERT INTO day_counters (account_id, day, count) VALUES (p_account_id, v_day, 0) ON CONFLICT (account_id) DO NOTHING;
-        SELECT day, count INTO d_stored_day, d_count FROM day_counters WHERE account_id = p_account_id FOR UPDATE;
-      END IF;
-    END IF;
-    v_stamps := coalesce(v_stamps, '{}');
-    d_stored_day := coalesce(d_stored_day, v_day);
-    d_count := coalesce(d_count, 0);
-
-    -- The sliding window (core's slidingWindow): the stamps still inside it, then room for one more?
-    -- The log is ascending, so a binary search finds the first stamp inside the window.
-    v_lo := 1;
-    v_hi := cardinality(v_stamps) + 1;
-    WHILE v_lo < v_hi LOOP
-      v_mid := (v_lo + v_hi) / 2;
-      IF v_stamps[v_mid] <= v_now - p_window_ms THEN v_lo := v_mid + 1; ELSE v_hi := v_mid; END IF;
-    END LOOP;
-    v_live := v_stamps[v_lo:];
-    v_n := coalesce(cardinality(v_live), 0);
-    IF p_per_minute <= 0 THEN
-      m_allowed := false; m_remaining := 0; m_reset := v_now + p_window_ms; m_retry := p_window_ms;
-    ELSIF v_n < p_per_minute THEN
-      v_live := array_append(v_live, v_now);
-      -- A clock that stepped back can leave a stamp newer than now; keep the log ordered.
-      IF v_n >= 1 AND v_live[v_n] > v_now THEN
-        v_live := ARRAY(SELECT s FROM unnest(v_live) AS s ORDER BY s);
-      END IF;
-      m_allowed := true; m_remaining := p_per_minute - (v_n + 1); m_reset := v_live[1] + p_window_ms; m_retry := 0;
-    ELSE
-      -- Full: a slot frees when the (n - limit + 1)-th oldest stamp leaves the window.
-      m_allowed := false; m_remaining := 0; m_reset := v_live[v_n - p_per_minute + 1] + p_window_ms;
-      m_retry := greatest(1, m_reset - v_now);
-    END IF;
-
-    -- The UTC day (core's dailyWindow).
-    IF d_stored_day <> v_day THEN d_count := 0; END IF;
-    IF d_count >= p_per_day THEN
-      d_allowed := false; d_remaining := 0; d_retry := greatest(1, d_reset - v_now);
-    ELSE
-      d_allowed := true; d_count := d_count + 1; d_remaining := p_per_day - d_count; d_retry := 0;
-    END IF;
-
-    -- A refusal writes nothing; the window that would have allowed it is reported as it was before. The
-    -- binding window is the one with the longer wait (the day, when both refuse near midnight).
-    IF NOT m_allowed OR NOT d_allowed THEN
-      RETURN json_build_object(
-        'kind', 'rate_limited', 'now', v_now,
-        'window', CASE WHEN NOT d_allowed AND (m_allowed OR d_retry >= m_retry) THEN 'day' ELSE 'minute' END,
-        'minute', json_build_object('limit', p_per_minute, 'remaining', CASE WHEN m_allowed THEN m_remaining + 1 ELSE m_remaining END, 'resetAt', m_reset),
-        'day', json_build_object('limit', p_per_day, 'remaining', CASE WHEN d_allowed THEN d_remaining + 1 ELSE d_remaining END, 'resetAt', d_reset),
-        'retryAfterMs', greatest(m_retry, d_retry));
-    END IF;
-  END LOOP;
-
-  -- Admitted by the rate limits, decided under the locks: apply.
-  UPDATE rate_windows SET stamps = v_live WHERE key_id = p_key_id;
-  UPDATE day_counters SET day = v_day, count = d_count WHERE account_id = p_account_id;
-  v_minute := json_build_object('limit', p_per_minute, 'remaining', m_remaining, 'resetAt', m_reset);
-  v_dayj := json_build_object('limit', p_per_day, 'remaining', d_remaining, 'resetAt', d_reset);
-  IF NOT p_quota THEN
-    RETURN json_build_object('kind', 'allowed', 'now', v_now, 'minute', v_minute, 'day', v_dayj, 'quota', NULL);
-  END IF;
-
-  -- 4. The period's quota (core's quotaRequest), its row locked (created if needed) last.
   SELECT b.start_ms, b.end_ms INTO v_ps, v_pe FROM benchdata_billing_period(v_now, p_anchor_day) AS b;
   SELECT * INTO q FROM quota_periods WHERE account_id = p_account_id AND period_start = v_ps FOR UPDATE;
   IF NOT FOUND THEN
@@ -458,6 +345,244 @@ BEGIN
     'quota', json_build_object('used', q.used, 'allowance', v_allowance, 'periodStart', v_ps, 'periodEnd', q.period_end, 'warned', NULL),
     'flipped', v_flipped, 'chargeInvoiceId', p_invoice_id, 'heldForReview', false);
 END $$;
+
+-- Data requests asking to be admitted, in one statement and one round trip for all of them: for each, the
+-- key's sliding window, the account's UTC-day counter and, for live keys (quota), the period's quota, decided
+-- and applied in one transaction. It mirrors core's slidingWindow, dailyWindow, quotaRequest and
+-- warningThreshold step by step; the conformance suite and the differential test hold it to the memory store.
+--
+-- The admissions come as parallel arrays, one element per admission (postgres-storage.ts builds them; arrays,
+-- not JSON, so that nothing is parsed twice and lookups go through the indexes); the result is a JSON array of
+-- results in AdmitResult's shape, in the same order. An admission with an expected hash is admitted only if
+-- that hash still names an active key, not retired by a rotation, of an account at the expected version;
+-- otherwise its result is {"kind":"stale"} and it changes nothing.
+--
+-- Concurrency: one lock per account serialises everything an admission touches. The batch first locks the
+-- day rows of its items' accounts (SELECT ... FOR UPDATE, in account order), and a key's window and its
+-- account's quota rows are only ever written under that account's lock (a key belongs to one account for
+-- good; callers pass the key's own account). So concurrent batches, from any number of servers, queue on
+-- those rows and each decides on the state the previous one committed: no read-then-write race. Every batch
+-- locks in the same order (accounts ascending; the items are handled in account order, so quota rows follow
+-- it too), so batches never deadlock. That holds because an account's day row exists before its first
+-- admission (createAccount writes it); for an account id without an account (tests) the row is created on
+-- the way, out of that order, and should two batches deadlock on it, PostgreSQL's detector aborts one, which
+-- the caller retries whole. Row locks are taken per account, not per key, because each one is a write (and a
+-- WAL record), and a batch of a hundred keys has far fewer accounts.
+--
+-- An admission's now NULL means "use the database's clock": one clock for windows, UTC days and billing periods,
+-- whatever the callers' clocks say; the time used is returned as "now".
+CREATE OR REPLACE FUNCTION benchdata_admit_batch(
+  p_nows bigint[],
+  p_key_ids text[],
+  p_account_ids text[],
+  p_per_minute integer[],
+  p_per_day integer[],
+  p_window_ms bigint[],
+  p_expect_hashes text[],
+  p_expect_versions bigint[],
+  p_quota boolean[],
+  p_anchor_day integer[],
+  p_base_quota bigint[],
+  p_block_size bigint[],
+  p_block_price bigint[],
+  p_currency text[],
+  p_retry_after_failure_ms bigint[],
+  p_max_auto_charges integer[],
+  p_warning_event_ids text[],
+  p_invoice_ids text[]
+) RETURNS json LANGUAGE plpgsql VOLATILE
+-- Every statement here reads rows by key. On small tables the planner prefers a sequential scan that tests
+-- each row against the whole array (= ANY), which costs more than the index at any size: keep to the indexes.
+SET enable_seqscan = off
+AS $$
+DECLARE
+  v_clock bigint := benchdata_clock_ms();
+  v_out json[] := array_fill(NULL::json, ARRAY[cardinality(p_key_ids)]);
+  v_holds text[];
+  v_wkeys text[];
+  v_ws rate_windows[];
+  v_wdirty boolean[];
+  w integer;
+  v_acc text[];
+  v_dday integer[];
+  v_dcount integer[];
+  v_dirty boolean[];
+  it record;
+  v_now bigint;
+  v_day integer;
+  a integer;
+  v_stamps bigint[];
+  v_live bigint[];
+  v_n integer;
+  v_lo integer;
+  v_hi integer;
+  v_mid integer;
+  m_allowed boolean;
+  m_remaining integer;
+  m_reset bigint;
+  m_retry bigint;
+  d_count integer;
+  d_allowed boolean;
+  d_remaining integer;
+  d_reset bigint;
+  d_retry bigint;
+  v_minute json;
+  v_dayj json;
+BEGIN
+  -- The batch works on copies of its rows (day counters and windows) and writes each changed one back once.
+  -- Locks: each account's day row, in account order (see above); they also guard the accounts' windows.
+  SELECT coalesce(array_agg(d.account_id ORDER BY d.account_id), '{}'), coalesce(array_agg(d.day ORDER BY d.account_id), '{}'),
+         coalesce(array_agg(d.count ORDER BY d.account_id), '{}')
+    INTO v_acc, v_dday, v_dcount
+    FROM (SELECT account_id, day, count FROM day_counters
+           WHERE account_id = ANY (p_account_ids)
+           ORDER BY account_id FOR UPDATE) AS d;
+  v_dirty := array_fill(false, ARRAY[cardinality(v_acc)]);
+  SELECT coalesce(array_agg(r.key_id), '{}'), coalesce(array_agg(r), '{}') INTO v_wkeys, v_ws
+    FROM rate_windows AS r WHERE r.key_id = ANY (p_key_ids);
+  v_wdirty := array_fill(false, ARRAY[cardinality(v_wkeys)]);
+  -- The expected hashes that name an active, unretired key, with their account's version, as hash:version.
+  SELECT coalesce(array_agg(h.hash || ':' || acc.version), '{}') INTO v_holds
+    FROM key_hashes h
+    JOIN api_keys k ON k.id = h.key_id AND k.is_active
+    JOIN accounts acc ON acc.id = k.account_id
+   WHERE h.hash = ANY (p_expect_hashes) AND NOT h.retired;
+
+  FOR it IN
+    SELECT (x.ord - 1)::integer AS i, x.*
+      FROM unnest(p_nows, p_key_ids, p_account_ids, p_per_minute, p_per_day, p_window_ms, p_expect_hashes, p_expect_versions,
+                  p_quota, p_anchor_day, p_base_quota, p_block_size, p_block_price, p_currency, p_retry_after_failure_ms,
+                  p_max_auto_charges, p_warning_event_ids, p_invoice_ids)
+           WITH ORDINALITY AS x(now, key_id, account_id, per_minute, per_day, window_ms, expect_hash, expect_version,
+                  quota, anchor_day, base_quota, block_size, block_price, currency, retry_after_failure_ms,
+                  max_auto_charges, warning_event_id, invoice_id, ord)
+     ORDER BY x.account_id COLLATE "C", x.key_id COLLATE "C", x.ord
+  LOOP
+    v_now := coalesce(it.now, v_clock);
+    IF it.expect_hash IS NOT NULL AND NOT (it.expect_hash || ':' || it.expect_version) = ANY (v_holds) THEN
+      v_out[it.i + 1] := json_build_object('kind', 'stale', 'now', v_now);
+      CONTINUE;
+    END IF;
+
+    -- The account's day row, locked above (or, for an account without one, created and locked now).
+    a := array_position(v_acc, it.account_id);
+    IF a IS NULL THEN
+      INSERT INTO day_counters (account_id, day, count) VALUES (it.account_id, 0, 0) ON CONFLICT (account_id) DO NOTHING;
+      SELECT day, count INTO v_day, d_count FROM day_counters WHERE account_id = it.account_id FOR UPDATE;
+      v_acc := array_append(v_acc, it.account_id);
+      v_dday := array_append(v_dday, v_day);
+      v_dcount := array_append(v_dcount, d_count);
+      v_dirty := array_append(v_dirty, false);
+      a := cardinality(v_acc);
+    END IF;
+
+    -- The key's window (read above, or created now), guarded by its account's lock.
+    w := array_position(v_wkeys, it.key_id);
+    IF w IS NULL THEN
+      INSERT INTO rate_windows (key_id, stamps) VALUES (it.key_id, '{}') ON CONFLICT (key_id) DO NOTHING;
+      SELECT stamps INTO v_stamps FROM rate_windows WHERE key_id = it.key_id;
+      v_wkeys := array_append(v_wkeys, it.key_id);
+      v_ws := array_append(v_ws, ROW(it.key_id, v_stamps)::rate_windows);
+      v_wdirty := array_append(v_wdirty, false);
+      w := cardinality(v_wkeys);
+    END IF;
+    v_stamps := (v_ws[w]).stamps;
+    -- The sliding window (core's slidingWindow): the stamps still inside it, then room for one more?
+    -- The log is ascending, so a binary search finds the first stamp inside the window.
+    v_lo := 1;
+    v_hi := cardinality(v_stamps) + 1;
+    WHILE v_lo < v_hi LOOP
+      v_mid := (v_lo + v_hi) / 2;
+      IF v_stamps[v_mid] <= v_now - it.window_ms THEN v_lo := v_mid + 1; ELSE v_hi := v_mid; END IF;
+    END LOOP;
+    v_live := coalesce(v_stamps[v_lo:], '{}');
+    v_n := cardinality(v_live);
+    IF it.per_minute <= 0 THEN
+      m_allowed := false; m_remaining := 0; m_reset := v_now + it.window_ms; m_retry := it.window_ms;
+    ELSIF v_n < it.per_minute THEN
+      v_live := array_append(v_live, v_now);
+      -- A clock that stepped back can leave a stamp newer than now; keep the log ordered.
+      IF v_n >= 1 AND v_live[v_n] > v_now THEN
+        v_live := ARRAY(SELECT s FROM unnest(v_live) AS s ORDER BY s);
+      END IF;
+      m_allowed := true; m_remaining := it.per_minute - (v_n + 1); m_reset := v_live[1] + it.window_ms; m_retry := 0;
+    ELSE
+      -- Full: a slot frees when the (n - limit + 1)-th oldest stamp leaves the window.
+      m_allowed := false; m_remaining := 0; m_reset := v_live[v_n - it.per_minute + 1] + it.window_ms;
+      m_retry := greatest(1, m_reset - v_now);
+    END IF;
+
+    -- The account's UTC day (core's dailyWindow), from the batch's copy of its day row.
+    v_day := floor(v_now / 86400000.0)::integer;
+    d_reset := (v_day + 1)::bigint * 86400000;
+    d_count := CASE WHEN v_dday[a] = v_day THEN v_dcount[a] ELSE 0 END;
+    IF d_count >= it.per_day THEN
+      d_allowed := false; d_remaining := 0; d_retry := greatest(1, d_reset - v_now);
+    ELSE
+      d_allowed := true; d_count := d_count + 1; d_remaining := it.per_day - d_count; d_retry := 0;
+    END IF;
+
+    -- A refusal writes nothing; the window that would have allowed it is reported as it was before. The
+    -- binding window is the one with the longer wait (the day, when both refuse near midnight).
+    IF NOT m_allowed OR NOT d_allowed THEN
+      v_out[it.i + 1] := json_build_object(
+        'kind', 'rate_limited', 'now', v_now,
+        'window', CASE WHEN NOT d_allowed AND (m_allowed OR d_retry >= m_retry) THEN 'day' ELSE 'minute' END,
+        'minute', json_build_object('limit', it.per_minute, 'remaining', CASE WHEN m_allowed THEN m_remaining + 1 ELSE m_remaining END, 'resetAt', m_reset),
+        'day', json_build_object('limit', it.per_day, 'remaining', CASE WHEN d_allowed THEN d_remaining + 1 ELSE d_remaining END, 'resetAt', d_reset),
+        'retryAfterMs', greatest(m_retry, d_retry));
+      CONTINUE;
+    END IF;
+
+    -- Admitted by the rate limits: apply (to the copies, written back after the loop).
+    v_ws[w] := ROW(it.key_id, v_live)::rate_windows;
+    v_wdirty[w] := true;
+    v_dday[a] := v_day;
+    v_dcount[a] := d_count;
+    v_dirty[a] := true;
+    v_minute := json_build_object('limit', it.per_minute, 'remaining', m_remaining, 'resetAt', m_reset);
+    v_dayj := json_build_object('limit', it.per_day, 'remaining', d_remaining, 'resetAt', d_reset);
+    IF it.quota THEN
+      v_out[it.i + 1] := benchdata_admit_quota(v_now, it.account_id, it.anchor_day, it.base_quota, it.block_size, it.block_price,
+        it.currency, it.retry_after_failure_ms, it.max_auto_charges, it.warning_event_id, it.invoice_id, v_minute, v_dayj);
+    ELSE
+      v_out[it.i + 1] := json_build_object('kind', 'allowed', 'now', v_now, 'minute', v_minute, 'day', v_dayj, 'quota', NULL);
+    END IF;
+  END LOOP;
+
+  UPDATE rate_windows AS r SET stamps = u.stamps
+    FROM unnest(v_ws, v_wdirty) AS u(key_id, stamps, dirty)
+   WHERE u.dirty AND r.key_id = u.key_id;
+  UPDATE day_counters AS d SET day = u.day, count = u.count
+    FROM unnest(v_acc, v_dday, v_dcount, v_dirty) AS u(account_id, day, count, dirty)
+   WHERE u.dirty AND d.account_id = u.account_id;
+  RETURN array_to_json(v_out);
+END $$;
+
+-- One admission: the batch of one (kept for servers of earlier versions during an upgrade).
+CREATE OR REPLACE FUNCTION benchdata_admit(
+  p_now bigint,
+  p_key_id text,
+  p_account_id text,
+  p_per_minute integer,
+  p_per_day integer,
+  p_window_ms bigint,
+  p_quota boolean,
+  p_anchor_day integer,
+  p_base_quota bigint,
+  p_block_size bigint,
+  p_block_price bigint,
+  p_currency text,
+  p_retry_after_failure_ms bigint,
+  p_max_auto_charges integer,
+  p_warning_event_id text,
+  p_invoice_id text
+) RETURNS json LANGUAGE sql VOLATILE AS $$
+  SELECT benchdata_admit_batch(ARRAY[p_now], ARRAY[p_key_id], ARRAY[p_account_id], ARRAY[p_per_minute], ARRAY[p_per_day],
+    ARRAY[p_window_ms], ARRAY[NULL::text], ARRAY[NULL::bigint], ARRAY[p_quota], ARRAY[p_anchor_day], ARRAY[p_base_quota],
+    ARRAY[p_block_size], ARRAY[p_block_price], ARRAY[p_currency], ARRAY[p_retry_after_failure_ms], ARRAY[p_max_auto_charges],
+    ARRAY[p_warning_event_id], ARRAY[p_invoice_id]) -> 0
+$$;
 `;
 
 const MERCHANT_SNAPSHOTS = `
@@ -488,10 +613,19 @@ DROP INDEX deliveries_by_webhook;
 CREATE INDEX deliveries_by_webhook ON deliveries (webhook_id, created_at, seq);
 `;
 
+// Accounts get a version (bumped by every update), which admissions check against the caller's lookup, and
+// every key and account its window and day rows up front (see benchdata_admit_batch).
+const ACCOUNT_VERSIONS = `
+ALTER TABLE accounts ADD COLUMN version bigint NOT NULL DEFAULT 0;
+INSERT INTO rate_windows (key_id, stamps) SELECT id, '{}' FROM api_keys ON CONFLICT (key_id) DO NOTHING;
+INSERT INTO day_counters (account_id, day, count) SELECT id, 0, 0 FROM accounts ON CONFLICT (account_id) DO NOTHING;
+`;
+
 /** The PostgreSQL migrations, oldest first. */
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
   { version: 2, name: "admit and outbox functions", sql: FUNCTIONS },
   { version: 3, name: "merchant snapshots", sql: MERCHANT_SNAPSHOTS },
   { version: 4, name: "dlv_<ULID> delivery ids in creation order; admit reports the longer wait", sql: DELIVERY_ORDER + FUNCTIONS },
+  { version: 5, name: "account versions; batched admissions", sql: ACCOUNT_VERSIONS + FUNCTIONS },
 ];

@@ -13,6 +13,7 @@ import type { RawBuilder } from "kysely";
 import type { Pool } from "pg";
 import type {
   AccountRecord,
+  AdmitInput,
   AdmitResult,
   ApiKeyRecord,
   AttemptRecord,
@@ -43,6 +44,7 @@ import {
 import { cachedBenchmarks, DEFAULT_CACHE_TTL_MS } from "../cells/cached-benchmarks.ts";
 import { encodeFloat64 } from "../cells/cell-codec.ts";
 import { failClosed, isPostgresUnavailable, mapUnavailable } from "../fail-closed.ts";
+import { batcher } from "../batch/batcher.ts";
 import { registerImportBackend, RowCodec } from "../import/staging.ts";
 import type { ReplacedPeriod, StagedRow, Staging } from "../import/staging.ts";
 import type { SqlStorage } from "../sql-storage.ts";
@@ -58,6 +60,8 @@ export interface PostgresStorageOptions {
   readonly logger?: Logger;
   /** How long decoded benchmark cells are trusted before the data version is checked (ms, default 1000). */
   readonly cacheTtlMs?: number;
+  /** How many batches of admissions (each one round trip) may be out at once (default 1: while one is out, the next fills up). */
+  readonly admitConcurrency?: number;
 }
 
 /** Kysely over a database whose tables are only ever reached through raw SQL. */
@@ -271,6 +275,89 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     }
   }
 
+  /** A named statement through the pool: parsed and planned once per connection, not per call. */
+  const prepared = async (name: string, text: string, values: unknown[]): Promise<Row[]> => (await pool.query({ name, text, values })).rows as Row[];
+
+  // The hot path: lookups and admissions made close together go out as one statement each (batcher.ts).
+  const findKeys = batcher(
+    async (hashes: readonly string[]): Promise<(KeyLookup | null)[]> => {
+      const rows = await prepared(
+        "benchdata_find_keys",
+        `SELECT h.hash, h.retired,
+                k.id, k.account_id, k.name, k.environment, k.scopes, k.prefix, k.is_active, k.created_at, k.rotated_at, k.revoked_at,
+                a.id AS a_id, a.name AS a_name, a.tier AS a_tier, a.created_at AS a_created_at, a.limits AS a_limits,
+                a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing, a.version AS a_version
+         FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
+         WHERE h.hash = ANY ($1::text[])`,
+        [hashes],
+      );
+      const found = new Map<string, KeyLookup>();
+      for (const r of rows) {
+        found.set(String(r.hash), {
+          key: keyFromRow(r),
+          account: accountFromRow({ id: r.a_id, name: r.a_name, tier: r.a_tier, created_at: r.a_created_at, limits: r.a_limits, allowed_cidrs: r.a_allowed_cidrs, billing: r.a_billing }),
+          retired: Boolean(r.retired),
+          version: num(r.a_version),
+        });
+      }
+      return hashes.map((h) => found.get(h) ?? null);
+    },
+    { maxBatch: 256, concurrency: 2 },
+  );
+
+  /** A batch of admissions as benchdata_admit_batch's parallel arrays, one element per admission. */
+  const admitArrays = (inputs: readonly AdmitInput[]): unknown[][] => {
+    const columns: unknown[][] = Array.from({ length: 18 }, () => new Array<unknown>(inputs.length));
+    inputs.forEach((input, i) => {
+      const q = input.quota;
+      const row = [
+        clockArg(input.now),
+        input.keyId,
+        input.accountId,
+        input.perMinute,
+        input.perDay,
+        input.windowMs,
+        input.expect?.keyHash ?? null,
+        input.expect?.version ?? null,
+        q !== null,
+        q?.anchorDay ?? null,
+        q?.baseQuota ?? null,
+        q?.blockSize ?? null,
+        q?.blockPrice ?? null,
+        q?.currency ?? null,
+        q?.retryAfterFailureMs ?? null,
+        q?.maxAutoCharges ?? null,
+        q?.warningEventId ?? null,
+        q?.invoiceId ?? null,
+      ];
+      for (let c = 0; c < row.length; c++) columns[c]![i] = row[c];
+    });
+    return columns;
+  };
+  // One batch, one statement (see benchdata_admit_batch in postgres-schema.ts).
+  const runAdmitBatch = async (inputs: readonly AdmitInput[]): Promise<AdmitResult[]> => {
+    const values = admitArrays(inputs);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // The function builds each result in AdmitResult's shape.
+        const rows = await prepared(
+          "benchdata_admit_batch",
+          `SELECT benchdata_admit_batch($1::bigint[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::bigint[], $7::text[],
+                  $8::bigint[], $9::boolean[], $10::integer[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[],
+                  $16::integer[], $17::text[], $18::text[]) AS r`,
+          values,
+        );
+        return json<AdmitResult[]>(rows[0]!.r);
+      } catch (e) {
+        // A batch that had to create an account's day row can deadlock with another (see benchdata_admit_batch);
+        // it was rolled back whole.
+        if (attempt < 4 && (e as { code?: unknown }).code === "40P01") continue;
+        throw e;
+      }
+    }
+  };
+  const admitBatch = batcher(runAdmitBatch, { maxBatch: 256, concurrency: options.admitConcurrency ?? 1 });
+
   const benchmarks = cachedBenchmarks(
     {
       async dataVersion() {
@@ -321,8 +408,12 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
 
     async createAccount(a) {
       try {
-        await sql`INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, billing)
-                  VALUES (${a.id}, ${a.name}, ${a.tier}, ${a.createdAt}::bigint, ${JSON.stringify(a.limits)}::jsonb, ${[...a.allowedCidrs]}::text[], ${JSON.stringify(a.billing)}::jsonb)`.execute(db);
+        // With its (empty) day counter, so admissions only ever lock existing rows (see benchdata_admit_batch).
+        await sql`WITH a AS (
+                    INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, billing)
+                    VALUES (${a.id}, ${a.name}, ${a.tier}, ${a.createdAt}::bigint, ${JSON.stringify(a.limits)}::jsonb, ${[...a.allowedCidrs]}::text[], ${JSON.stringify(a.billing)}::jsonb)
+                    RETURNING id)
+                  INSERT INTO day_counters (account_id, day, count) SELECT id, 0, 0 FROM a ON CONFLICT (account_id) DO NOTHING`.execute(db);
       } catch (e) {
         if ((e as { code?: unknown }).code === "23505") throw new Error(`account ${a.id} exists`);
         throw e;
@@ -339,7 +430,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               tier = coalesce(${patch.tier ?? null}::text, tier),
               limits = coalesce(${patch.limits !== undefined ? JSON.stringify(patch.limits) : null}::jsonb, limits),
               allowed_cidrs = coalesce(${patch.allowedCidrs !== undefined ? [...patch.allowedCidrs] : null}::text[], allowed_cidrs),
-              billing = coalesce(${patch.billing !== undefined ? JSON.stringify(patch.billing) : null}::jsonb, billing)
+              billing = coalesce(${patch.billing !== undefined ? JSON.stringify(patch.billing) : null}::jsonb, billing),
+              version = version + 1
             WHERE id = ${accountId} RETURNING *`,
       );
       return r ? accountFromRow(r) : null;
@@ -362,6 +454,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         await sql`INSERT INTO api_keys (id, account_id, name, environment, scopes, prefix, is_active, created_at, rotated_at, revoked_at)
                   VALUES (${key.id}, ${key.accountId}, ${key.name}, ${key.environment}, ${[...key.scopes]}::text[], ${key.prefix}, ${key.isActive},
                           ${key.createdAt}::bigint, ${key.rotatedAt}::bigint, ${key.revokedAt}::bigint)`.execute(trx);
+        await sql`INSERT INTO rate_windows (key_id, stamps) VALUES (${key.id}, '{}') ON CONFLICT (key_id) DO NOTHING`.execute(trx);
         await sql`INSERT INTO key_hashes (hash, key_id, retired) VALUES (${hash}, ${key.id}, false)
                   ON CONFLICT (hash) DO UPDATE SET key_id = excluded.key_id, retired = false`.execute(trx);
         await insertEvent(trx, keyCreatedEvent(eventId, key), key.createdAt);
@@ -369,22 +462,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       });
     },
     async findKeyByHash(hash): Promise<KeyLookup | null> {
-      // The hot-path lookup: one statement joining hash → key → account.
-      const r = await one(
-        db,
-        sql`SELECT h.retired,
-                   k.id, k.account_id, k.name, k.environment, k.scopes, k.prefix, k.is_active, k.created_at, k.rotated_at, k.revoked_at,
-                   a.id AS a_id, a.name AS a_name, a.tier AS a_tier, a.created_at AS a_created_at, a.limits AS a_limits,
-                   a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing
-            FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
-            WHERE h.hash = ${hash}`,
-      );
-      if (!r) return null;
-      return {
-        key: keyFromRow(r),
-        account: accountFromRow({ id: r.a_id, name: r.a_name, tier: r.a_tier, created_at: r.a_created_at, limits: r.a_limits, allowed_cidrs: r.a_allowed_cidrs, billing: r.a_billing }),
-        retired: Boolean(r.retired),
-      };
+      return findKeys(hash);
     },
     async getKey(accountId, keyId) {
       const r = await one(db, sql`SELECT * FROM api_keys WHERE id = ${keyId} AND account_id = ${accountId}`);
@@ -420,18 +498,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     },
 
     async admit(input) {
-      const q = input.quota;
-      const r = await one<{ r: AdmitResult }>(
-        db,
-        sql`SELECT benchdata_admit(
-              ${clockArg(input.now)}::bigint, ${input.keyId}::text, ${input.accountId}::text,
-              ${input.perMinute}::integer, ${input.perDay}::integer, ${input.windowMs}::bigint,
-              ${q !== null}::boolean, ${q?.anchorDay ?? null}::integer, ${q?.baseQuota ?? null}::bigint, ${q?.blockSize ?? null}::bigint,
-              ${q?.blockPrice ?? null}::bigint, ${q?.currency ?? null}::text, ${q?.retryAfterFailureMs ?? null}::bigint,
-              ${q?.maxAutoCharges ?? null}::integer, ${q?.warningEventId ?? null}::text, ${q?.invoiceId ?? null}::text) AS r`,
-      );
-      // The function builds the result in AdmitResult's shape.
-      return r!.r;
+      return admitBatch(input);
     },
     async peekLimits({ now, keyId, accountId, perMinute, perDay, windowMs }) {
       // One read-only statement, on the same clock as admit. The log is ascending, so the n live stamps are

@@ -186,4 +186,12 @@ CREATE UNIQUE INDEX merchant_snapshots_slot ON merchant_snapshots (account_id, e
 CREATE INDEX merchant_snapshots_recent ON merchant_snapshots (account_id, environment, created_at, id);
 `,
   },
+  {
+    version: 3,
+    name: "account versions",
+    sql: `
+-- Bumped by every account update: admissions check it against the lookup the caller decided on.
+ALTER TABLE accounts ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+`,
+  },
 ];

@@ -57,16 +57,17 @@ import {
   quotaWarningEvent,
   serializeEvent,
   silentLogger,
-  slidingWindow,
   utcDay,
 } from "@benchdata/core";
 import { cachedBenchmarks, DEFAULT_CACHE_TTL_MS } from "../cells/cached-benchmarks.ts";
 import { decodeFloat64, encodeFloat64 } from "../cells/cell-codec.ts";
 import { failClosed, isSqliteUnavailable } from "../fail-closed.ts";
 import { registerImportBackend } from "../import/staging.ts";
+import { batcher } from "../batch/batcher.ts";
 import type { SqlStorage } from "../sql-storage.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite-schema.ts";
 import { withSqliteStaging } from "./sqlite-staging.ts";
+import { windowOverLog } from "./stamp-log.ts";
 
 /** Options of the SQLite storage. */
 export interface SqliteStorageOptions {
@@ -291,13 +292,28 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
        VALUES (@id, @accountId, @periodStart, @periodEnd, @block, @attempt, @amount, @currency, @status, @idempotencyKey, @processorRef, @callsUsed, @createdAt, @resolvedAt, @failureReason)`).run(r);
   }
 
-  const admitTx = immediate((input: AdmitInput): AdmitResult => {
+  /**
+   * One admission, inside the batch's write transaction. The batch's day counters live in `days` (read once per
+   * account, written once at the end of the batch); windows and quotas are read and written per admission, so
+   * a key or account that comes twice in a batch sees its own earlier admission.
+   */
+  function admitIn(input: AdmitInput, days: Map<string, { day: number; count: number; dirty: boolean }>): AdmitResult {
     const now = timeOf(input.now);
+    if (input.expect !== undefined) {
+      const holds = q(`SELECT 1 FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
+                       WHERE h.hash = ? AND h.retired = 0 AND k.is_active = 1 AND a.version = ?`).get(input.expect.keyHash, input.expect.version);
+      if (holds === undefined) return { kind: "stale", now };
+    }
     const w = q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(input.keyId) as { stamps: Uint8Array } | undefined;
-    const minuteD = slidingWindow(w ? Array.from(decodeFloat64(w.stamps)) : [], now, input.perMinute, input.windowMs);
-    const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(input.accountId) as { day: number; count: number } | undefined;
-    const dayD = dailyWindow(d?.day ?? utcDay(now), d?.count ?? 0, now, input.perDay);
-    const minute: WindowInfo = { limit: minuteD.limit, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
+    const minuteD = windowOverLog(w?.stamps, now, input.perMinute, input.windowMs);
+    let counter = days.get(input.accountId);
+    if (counter === undefined) {
+      const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(input.accountId) as { day: number; count: number } | undefined;
+      counter = { day: d?.day ?? utcDay(now), count: d?.count ?? 0, dirty: false };
+      days.set(input.accountId, counter);
+    }
+    const dayD = dailyWindow(counter.day, counter.count, now, input.perDay);
+    const minute: WindowInfo = { limit: input.perMinute, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
     const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
     if (!minuteD.allowed || !dayD.allowed) {
       // A refused request changes nothing: the window that allowed it is reported as it was before. The
@@ -311,8 +327,10 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
         retryAfterMs: Math.max(minuteD.retryAfterMs, dayD.retryAfterMs),
       };
     }
-    q("INSERT INTO rate_windows (key_id, stamps) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET stamps = excluded.stamps").run(input.keyId, encodeFloat64(minuteD.stamps));
-    q("INSERT INTO day_counters (account_id, day, count) VALUES (?, ?, ?) ON CONFLICT (account_id) DO UPDATE SET day = excluded.day, count = excluded.count").run(input.accountId, dayD.day, dayD.count);
+    q("INSERT INTO rate_windows (key_id, stamps) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET stamps = excluded.stamps").run(input.keyId, minuteD.log);
+    counter.day = dayD.day;
+    counter.count = dayD.count;
+    counter.dirty = true;
     if (input.quota === null) return { kind: "allowed", now, minute, day, quota: null };
 
     const qi = input.quota;
@@ -358,7 +376,37 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
       chargeInvoiceId,
       heldForReview: step.heldForReview,
     };
+  }
+
+  // Admissions made close together share one write transaction, one BEGIN IMMEDIATE … COMMIT (batcher.ts):
+  // the lock, the commit and the WAL frames of the rows they touch are paid once per batch, not per request.
+  const admitAll = immediate((inputs: readonly AdmitInput[]): AdmitResult[] => {
+    const days = new Map<string, { day: number; count: number; dirty: boolean }>();
+    const results = inputs.map((input) => admitIn(input, days));
+    const put = q("INSERT INTO day_counters (account_id, day, count) VALUES (?, ?, ?) ON CONFLICT (account_id) DO UPDATE SET day = excluded.day, count = excluded.count");
+    for (const [accountId, d] of days) if (d.dirty) put.run(accountId, d.day, d.count);
+    return results;
   });
+  const admitBatch = batcher(
+    (inputs: readonly AdmitInput[]): (AdmitResult | Error)[] => {
+      try {
+        return admitAll(inputs);
+      } catch (e) {
+        // The batch was rolled back whole. Losing the database fails every admission; any other error is
+        // one admission's: run them one by one, each in its own transaction, so only that one fails.
+        if (isSqliteUnavailable(e) || inputs.length === 1) throw e;
+        return inputs.map((input) => {
+          try {
+            return admitAll([input])[0]!;
+          } catch (one) {
+            if (isSqliteUnavailable(one)) throw one;
+            return one instanceof Error ? one : new Error(String(one));
+          }
+        });
+      }
+    },
+    { maxBatch: 512, concurrency: 1 },
+  );
 
   /** The key's window and the account's day as they stand (core's memory store reads them the same way); writes nothing. */
   const peekLimitsTx = db.transaction((input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number }): { now: number; minute: WindowInfo; day: WindowInfo } => {
@@ -654,7 +702,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     },
     async updateAccount(accountId, patch) {
       const r = q(`UPDATE accounts SET tier = coalesce(@tier, tier), limits = coalesce(@limits, limits),
-                     allowed_cidrs = coalesce(@cidrs, allowed_cidrs), billing = coalesce(@billing, billing)
+                     allowed_cidrs = coalesce(@cidrs, allowed_cidrs), billing = coalesce(@billing, billing), version = version + 1
                    WHERE id = @id RETURNING *`).get({
         id: accountId,
         tier: patch.tier ?? null,
@@ -681,7 +729,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
       const r = q(`SELECT h.retired,
                      k.id, k.account_id, k.name, k.environment, k.scopes, k.prefix, k.is_active, k.created_at, k.rotated_at, k.revoked_at,
                      a.id AS a_id, a.name AS a_name, a.tier AS a_tier, a.created_at AS a_created_at, a.limits AS a_limits,
-                     a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing
+                     a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing, a.version AS a_version
                    FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
                    WHERE h.hash = ?`).get(hash) as Row | undefined;
       if (!r) return null;
@@ -689,6 +737,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
         key: keyFromRow(r),
         account: accountFromRow({ id: r.a_id, name: r.a_name, tier: r.a_tier, created_at: r.a_created_at, limits: r.a_limits, allowed_cidrs: r.a_allowed_cidrs, billing: r.a_billing }),
         retired: r.retired === 1,
+        version: num(r.a_version),
       };
     },
     async getKey(accountId, keyId) {
@@ -706,7 +755,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     },
 
     async admit(input) {
-      return admitTx(input);
+      return admitBatch(input);
     },
     async peekLimits(input) {
       return peekLimitsTx(input);

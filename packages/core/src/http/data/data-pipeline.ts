@@ -2,8 +2,9 @@
  * The data request pipeline, in the spec's order: bearer key → format → lookup → active → IP allow-list →
  * environment → browser use of a live key → scopes → ONE `storage.admit` (per-key window, per-account day and,
  * for live keys, quota) → query validation and the handler. This is the hot path: everything per endpoint is
- * prepared once, storage is called exactly twice, and the body is serialized once. A request refused after
- * its key was found costs one more read (`peekLimits`) so that it too carries the `X-RateLimit-*` headers.
+ * prepared once, storage is called once (`admit`, checking a remembered lookup) or twice (`findKeyByHash`
+ * first, for a key not seen lately), and the body is serialized once. A request refused after its key was
+ * found costs one more read (`peekLimits`) so that it too carries the `X-RateLimit-*` headers.
  */
 import type { ServiceConfig } from "../../config/config.ts";
 import { effectiveLimits } from "../../config/config.ts";
@@ -20,6 +21,13 @@ import { bearerToken } from "../request-url.ts";
 import type { RouteRun } from "../route.ts";
 import type { AnyDataEndpoint } from "./data-endpoint.ts";
 import { addressAllowed, clientAddressOf, requestTarget } from "./key-checks.ts";
+import type { LookupCache } from "./lookup-cache.ts";
+import { lookupCache } from "./lookup-cache.ts";
+
+/** How many key lookups the pipeline remembers (about 1 KB each). */
+const LOOKUP_CACHE_SIZE = 10_000;
+/** Admissions tried in a row while the key keeps changing under them, before answering 503. */
+const MAX_STALE_TRIES = 3;
 
 const MISSING_KEY = new ServiceError(401, "auth.missing_key", "Missing API key: send `Authorization: Bearer svc_live_…` or `svc_test_…`.");
 const MALFORMED_KEY = new ServiceError(401, "auth.malformed_key", "Malformed API key: expected `svc_live_` or `svc_test_` followed by 48 URL-safe characters.");
@@ -121,7 +129,8 @@ export function dataPipeline(app: AppContext, storage: Storage): (endpoint: AnyD
       },
     };
   };
-  return (endpoint) => endpointPipeline(app, storage, endpoint, limitsOf, liveQuota);
+  const lookups = lookupCache(LOOKUP_CACHE_SIZE);
+  return (endpoint) => endpointPipeline(app, storage, endpoint, limitsOf, liveQuota, lookups);
 }
 
 function endpointPipeline(
@@ -130,6 +139,7 @@ function endpointPipeline(
   endpoint: AnyDataEndpoint,
   limitsOf: (account: AccountRecord) => TierLimits,
   liveQuota: (limits: TierLimits) => AdmitQuota,
+  lookups: LookupCache,
 ): RouteRun {
   const required = ENDPOINT_SCOPES[endpoint.endpoint];
   const space = endpoint.endpoint.indexOf(" ");
@@ -156,6 +166,19 @@ function endpointPipeline(
     return null;
   };
 
+  // A lookup from storage; remembered only when it could be admitted (active, not retired).
+  const lookUp = async (hash: string): Promise<KeyLookup | null> => {
+    let lookup: KeyLookup | null;
+    try {
+      lookup = await storage.findKeyByHash(hash);
+    } catch (error) {
+      throw unavailable(logger, "findKeyByHash", error);
+    }
+    if (lookup !== null && lookup.key.isActive && !lookup.retired) lookups.set(hash, lookup);
+    else lookups.delete(hash);
+    return lookup;
+  };
+
   // The windows as they stand, for the headers of a request refused after the lookup (it was not admitted,
   // so it counts nothing). A failing store only costs the headers: the refusal stands, never a 503.
   const peekWindow = async (key: ApiKeyRecord, account: AccountRecord): Promise<WindowInfo | null> => {
@@ -177,38 +200,51 @@ function endpointPipeline(
       const raw = bearerToken(headers.get("authorization"));
       if (raw === null) throw MISSING_KEY;
       if (parseApiKey(raw) === null) throw MALFORMED_KEY;
-      let lookup: KeyLookup | null;
-      try {
-        // Hashed on every request: nothing keeps raw keys (or a map keyed by them) beyond the request.
-        lookup = await storage.findKeyByHash(hashSecret(raw));
-      } catch (error) {
-        throw unavailable(logger, "findKeyByHash", error);
-      }
-      if (lookup === null) throw UNKNOWN_KEY;
-      const { key, account } = lookup;
-      const refused = refusal(lookup, request, client, cors);
-      if (refused !== null) {
-        window = await peekWindow(key, account);
-        throw refused;
-      }
-      const live = key.environment === "live";
-
-      const limits = limitsOf(account);
-      const input: AdmitInput = {
-        now: clock.now(),
-        keyId: key.id,
-        accountId: account.id,
-        perMinute: limits.perMinute,
-        perDay: limits.perDay,
-        windowMs: 60_000,
-        quota: live ? liveQuota(limits) : null,
-      };
+      const hash = hashSecret(raw);
+      // A remembered lookup is only a guess: admission checks it (`expect`), and refusals are decided on a
+      // fresh one, so a cached entry can never let a changed key through or refuse a key that now passes.
+      let lookup: KeyLookup | null = lookups.get(hash) ?? null;
+      let fresh = lookup === null;
+      if (fresh) lookup = await lookUp(hash);
       let result: AdmitResult;
-      try {
-        result = await storage.admit(input);
-      } catch (error) {
-        throw unavailable(logger, "admit", error);
+      for (let tries = 1; ; tries++) {
+        if (lookup === null) throw UNKNOWN_KEY;
+        const refused = refusal(lookup, request, client, cors);
+        if (refused !== null) {
+          if (!fresh) {
+            lookup = await lookUp(hash);
+            fresh = true;
+            continue;
+          }
+          window = await peekWindow(lookup.key, lookup.account);
+          throw refused;
+        }
+        const { key, account } = lookup;
+        const limits = limitsOf(account);
+        const input: AdmitInput = {
+          now: clock.now(),
+          keyId: key.id,
+          accountId: account.id,
+          perMinute: limits.perMinute,
+          perDay: limits.perDay,
+          windowMs: 60_000,
+          quota: key.environment === "live" ? liveQuota(limits) : null,
+          expect: { keyHash: hash, version: lookup.version },
+        };
+        try {
+          result = await storage.admit(input);
+        } catch (error) {
+          throw unavailable(logger, "admit", error);
+        }
+        if (result.kind !== "stale") break;
+        // The key or its account changed since that lookup (here or in another process): look again.
+        lookups.delete(hash);
+        if (tries >= MAX_STALE_TRIES) throw unavailable(logger, "admit", new Error(`the key changed during each of ${tries} admissions`));
+        lookup = await lookUp(hash);
+        fresh = true;
       }
+      const { key, account } = lookup;
+      const live = key.environment === "live";
       if (result.kind === "rate_limited") {
         const limited = rateLimited(result);
         window = limited.window;
