@@ -11,6 +11,7 @@ import { startTcpProxy } from "./test-support/tcp-proxy.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
 
 const pgOn = await pgAvailableForTests("postgres-storage");
+const T0 = Date.UTC(2026, 10, 16, 12, 0, 0);
 const dbs = new WeakMap<Storage, () => Promise<void>>();
 
 async function freshStore(clock: "app" | "database"): Promise<OpenedStorage> {
@@ -142,6 +143,79 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
       expect(isId("dlv", claimed[1]!.deliveryId)).toBe(true);
     } finally {
       await up.close();
+      await t.drop();
+    }
+  });
+
+  it("upgrading from version 4: older keys and accounts get their window and day rows and version 0, and the old single-admission function still decides", async () => {
+    const t = await createTestDatabase();
+    const client = new pg.Client({ connectionString: t.url });
+    await client.connect();
+    try {
+      await client.query("CREATE TABLE benchdata_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+      for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version < 5)) {
+        await client.query(m.sql);
+        await client.query("INSERT INTO benchdata_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+      }
+      await client.query(`INSERT INTO accounts (id, name, tier, created_at) VALUES ('acc_old', 'Old', 'growth', 0);
+        INSERT INTO api_keys (id, account_id, name, environment, scopes, prefix, is_active, created_at) VALUES ('key_old', 'acc_old', 'k', 'test', '{benchmarks:read}', 'svc_test_old', true, 0);
+        INSERT INTO key_hashes (hash, key_id) VALUES ('h_old', 'key_old');`);
+    } finally {
+      await client.end();
+    }
+    const up = await openStorage(t.url, { clock: "app" });
+    const check = new pg.Client({ connectionString: t.url });
+    try {
+      await up.migrate();
+      await check.connect();
+      const rows = await check.query("SELECT (SELECT count(*) FROM rate_windows WHERE key_id = 'key_old')::int AS w, (SELECT count(*) FROM day_counters WHERE account_id = 'acc_old')::int AS d");
+      expect(rows.rows[0]).toEqual({ w: 1, d: 1 });
+      const found = await up.findKeyByHash("h_old");
+      expect(found?.version).toBe(0);
+      const base = { keyId: "key_old", accountId: "acc_old", perMinute: 2, perDay: 10, windowMs: 60_000, quota: null };
+      expect(await up.admit({ ...base, now: T0, expect: { keyHash: "h_old", version: 0 } })).toMatchObject({ kind: "allowed", minute: { remaining: 1 } });
+      // A server of the previous version calls benchdata_admit during a rolling upgrade: same decisions, same rows.
+      const old = await check.query("SELECT benchdata_admit($1, 'key_old', 'acc_old', 2, 10, 60000, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS r", [T0 + 1]);
+      expect(old.rows[0].r).toMatchObject({ kind: "allowed", minute: { remaining: 0 }, day: { remaining: 8 } });
+      expect(await up.admit({ ...base, now: T0 + 2 })).toMatchObject({ kind: "rate_limited", window: "minute" });
+    } finally {
+      await check.end();
+      await up.close();
+      await t.drop();
+    }
+  });
+
+  it("two servers batching admissions for keys of shared accounts at once: exactly the daily limit per account, no deadlock", async () => {
+    const t = await createTestDatabase();
+    const a = await openStorage(t.url, { clock: "app" });
+    const b = await openStorage(t.url, { clock: "app" });
+    try {
+      await a.migrate();
+      const accounts = ["acc_p1", "acc_p2", "acc_p3", "acc_p4"];
+      const keys: { id: string; accountId: string; hash: string }[] = [];
+      for (const accountId of accounts) {
+        await a.createAccount({ id: accountId, name: accountId, tier: "growth", createdAt: T0, limits: {}, allowedCidrs: [], billing: {} });
+        for (let k = 0; k < 10; k++) {
+          const id = `key_${accountId}_${k}`;
+          await a.createKey({ key: { id, accountId, name: id, environment: "test", scopes: ["benchmarks:read"], prefix: "svc_test_xxx", isActive: true, createdAt: T0, rotatedAt: null, revokedAt: null }, hash: `h_${id}`, maxKeys: 50, eventId: `evt_${id}` });
+          keys.push({ id, accountId, hash: `h_${id}` });
+        }
+      }
+      const results = await Promise.all(
+        Array.from({ length: 800 }, (_, i) => {
+          const key = keys[(i * 7) % keys.length]!;
+          const store = i % 2 === 0 ? a : b;
+          return store.admit({ now: T0 + (i % 13), keyId: key.id, accountId: key.accountId, perMinute: 1000, perDay: 120, windowMs: 60_000, quota: null, expect: { keyHash: key.hash, version: 0 } }).then((r) => ({ accountId: key.accountId, kind: r.kind }));
+        }),
+      );
+      for (const accountId of accounts) {
+        const mine = results.filter((r) => r.accountId === accountId);
+        expect(mine.filter((r) => r.kind === "allowed").length, accountId).toBe(120);
+        expect(mine.filter((r) => r.kind !== "allowed" && r.kind !== "rate_limited"), accountId).toEqual([]);
+      }
+    } finally {
+      await a.close();
+      await b.close();
       await t.drop();
     }
   });

@@ -3,7 +3,7 @@ import type { Clock, RandomSource } from "../clock/clock.ts";
 import type { ServiceConfig } from "../config/config.ts";
 import { effectiveLimits } from "../config/config.ts";
 import { newId } from "../ids/new-id.ts";
-import type { AccountRecord, AdmitQuota } from "../storage/types.ts";
+import type { AccountRecord, AdmitQuota, TierLimits } from "../storage/types.ts";
 
 /**
  * The `quota` of an AdmitInput for a live key: the account's effective quota, block size and price, the
@@ -11,7 +11,17 @@ import type { AccountRecord, AdmitQuota } from "../storage/types.ts";
  * event and the invoice this request may create.
  */
 export function quotaAdmission(config: ServiceConfig, account: AccountRecord, clock: Clock, random: RandomSource): AdmitQuota {
-  const limits = effectiveLimits(config, account.tier, account.limits);
+  return quotaForLimits(config, effectiveLimits(config, account.tier, account.limits), clock, random);
+}
+
+/**
+ * `quotaAdmission` for limits already resolved. The ids are minted on first read: most requests cross no
+ * warning threshold and start no charge. The getters are own enumerable properties, so a store that copies
+ * or spreads the input still gets values.
+ */
+export function quotaForLimits(config: ServiceConfig, limits: TierLimits, clock: Clock, random: RandomSource): AdmitQuota {
+  let warningEventId: string | undefined;
+  let invoiceId: string | undefined;
   return {
     anchorDay: config.billing.anchorDay,
     baseQuota: limits.monthlyQuota,
@@ -20,7 +30,11 @@ export function quotaAdmission(config: ServiceConfig, account: AccountRecord, cl
     currency: config.currency,
     retryAfterFailureMs: config.billing.retryAfterFailureSeconds * 1000,
     maxAutoCharges: config.billing.maxAutoChargesPerPeriod,
-    warningEventId: newId("evt", clock, random),
-    invoiceId: newId("inv", clock, random),
+    get warningEventId(): string {
+      return (warningEventId ??= newId("evt", clock, random));
+    },
+    get invoiceId(): string {
+      return (invoiceId ??= newId("inv", clock, random));
+    },
   };
 }

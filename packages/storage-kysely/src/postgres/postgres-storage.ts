@@ -2,8 +2,10 @@
  * The PostgreSQL Storage: Kysely (PostgresDialect over a pg Pool) running hand-written SQL through its
  * `sql` tag, so every statement reads as the SQL it is, with bound parameters.
  *
- * The hot path is one statement each: `findKeyByHash` (hash → key → account join) and `admit`
- * (`SELECT benchdata_admit(...)`, a plpgsql function holding the whole decision; see postgres-schema.ts).
+ * The hot path goes straight to the pool as named (once-planned) statements, batched (batch/batcher.ts):
+ * `findKeyByHash` (hash → key → account join, for every hash looked up at once) and `admit`
+ * (`SELECT benchdata_admit_batch(...)`, a plpgsql function holding the whole decision for every admission
+ * in flight; see postgres-schema.ts).
  * Everything else is one guarded statement or a short READ COMMITTED transaction that takes row locks
  * before it decides (accounts for the key/webhook limits, quota rows for charges), claims with
  * `FOR UPDATE SKIP LOCKED`, and leases with tokens.
@@ -48,6 +50,8 @@ import { batcher } from "../batch/batcher.ts";
 import { registerImportBackend, RowCodec } from "../import/staging.ts";
 import type { ReplacedPeriod, StagedRow, Staging } from "../import/staging.ts";
 import type { SqlStorage } from "../sql-storage.ts";
+import type { Row } from "../rows.ts";
+import { accountFromRow, attemptFromRow, invoiceFromRow, json, keyFromRow, lookupAccountFromRow, num, numOrNull, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres-schema.ts";
 
 /** Options of the PostgreSQL storage. */
@@ -66,74 +70,11 @@ export interface PostgresStorageOptions {
 
 /** Kysely over a database whose tables are only ever reached through raw SQL. */
 type Db = Kysely<Record<string, never>>;
-type Row = Record<string, unknown>;
 
 // Advisory lock keys: one for migrations (session lock), one class for per-webhook claim locks (transaction locks).
 const MIGRATION_LOCK = 7_286_931_002_114_551n;
 const CLAIM_LOCK_CLASS = 1_650_617_446;
 
-const num = (v: unknown): number => Number(v);
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-const json = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
-
-function accountFromRow(r: Row): AccountRecord {
-  return {
-    id: String(r.id),
-    name: String(r.name),
-    tier: r.tier as AccountRecord["tier"],
-    createdAt: num(r.created_at),
-    limits: json<AccountRecord["limits"]>(r.limits),
-    allowedCidrs: [...(r.allowed_cidrs as string[])],
-    billing: json<AccountRecord["billing"]>(r.billing),
-  };
-}
-
-function keyFromRow(r: Row): ApiKeyRecord {
-  return {
-    id: String(r.id),
-    accountId: String(r.account_id),
-    name: String(r.name),
-    environment: r.environment as ApiKeyRecord["environment"],
-    scopes: [...(r.scopes as ApiKeyRecord["scopes"])],
-    prefix: String(r.prefix),
-    isActive: Boolean(r.is_active),
-    createdAt: num(r.created_at),
-    rotatedAt: numOrNull(r.rotated_at),
-    revokedAt: numOrNull(r.revoked_at),
-  };
-}
-
-function webhookFromRow(r: Row): WebhookRecord {
-  return {
-    id: String(r.id),
-    accountId: String(r.account_id),
-    url: String(r.url),
-    events: [...(r.events as EventType[])],
-    secret: String(r.secret),
-    createdAt: num(r.created_at),
-  };
-}
-
-function invoiceFromRow(r: Row): InvoiceRecord {
-  return {
-    id: String(r.id),
-    accountId: String(r.account_id),
-    periodStart: String(r.period_start),
-    periodEnd: String(r.period_end),
-    block: num(r.block),
-    attempt: num(r.attempt),
-    amount: num(r.amount),
-    currency: String(r.currency),
-    status: r.status as InvoiceRecord["status"],
-    idempotencyKey: String(r.idempotency_key),
-    processorRef: strOrNull(r.processor_ref),
-    callsUsed: num(r.calls_used),
-    createdAt: num(r.created_at),
-    resolvedAt: numOrNull(r.resolved_at),
-    failureReason: strOrNull(r.failure_reason),
-  };
-}
 
 function deliveryFromRow(r: Row): DeliveryRecord {
   const status = r.status as DeliveryRecord["status"];
@@ -148,30 +89,7 @@ function deliveryFromRow(r: Row): DeliveryRecord {
     attempts: num(r.attempts),
     nextAttemptAt: status === "pending" ? numOrNull(r.next_attempt_at) : null,
     createdAt: num(r.created_at),
-    attemptLog: log.map(
-      (a): AttemptRecord => ({
-        attempt: num(a.attempt),
-        at: num(a.at),
-        statusCode: numOrNull(a.status_code),
-        latencyMs: num(a.latency_ms),
-        error: strOrNull(a.error),
-        responseBody: String(a.response_body),
-      }),
-    ),
-  };
-}
-
-function snapshotFromRow(r: Row): SnapshotRecord {
-  return {
-    id: String(r.id),
-    accountId: String(r.account_id),
-    environment: r.environment as SnapshotRecord["environment"],
-    merchantId: String(r.merchant_id),
-    category: r.category as SnapshotRecord["category"],
-    segment: String(r.segment),
-    period: String(r.period),
-    metrics: json<SnapshotRecord["metrics"]>(r.metrics),
-    createdAt: num(r.created_at),
+    attemptLog: log.map(attemptFromRow),
   };
 }
 
@@ -295,7 +213,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       for (const r of rows) {
         found.set(String(r.hash), {
           key: keyFromRow(r),
-          account: accountFromRow({ id: r.a_id, name: r.a_name, tier: r.a_tier, created_at: r.a_created_at, limits: r.a_limits, allowed_cidrs: r.a_allowed_cidrs, billing: r.a_billing }),
+          account: lookupAccountFromRow(r),
           retired: Boolean(r.retired),
           version: num(r.a_version),
         });

@@ -7,6 +7,8 @@
  * synchronously, so every method here is one synchronous `BEGIN IMMEDIATE … COMMIT` (or one statement):
  * atomic across processes (the file lock serialises writers), and, in this process, no other method can
  * interleave with it. The decisions themselves are core's pure functions, exactly as in the memory store.
+ * `admit` is the one exception to "one call, one transaction": the admissions made in one turn of the
+ * event loop share one (see batch/batcher.ts), still deciding one after another.
  */
 import { randomUUID } from "node:crypto";
 import type BetterSqlite3 from "better-sqlite3";
@@ -65,6 +67,8 @@ import { failClosed, isSqliteUnavailable } from "../fail-closed.ts";
 import { registerImportBackend } from "../import/staging.ts";
 import { batcher } from "../batch/batcher.ts";
 import type { SqlStorage } from "../sql-storage.ts";
+import type { Row } from "../rows.ts";
+import { accountFromRow, attemptFromRow, invoiceFromRow, keyFromRow, lookupAccountFromRow, num, numOrNull, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite-schema.ts";
 import { withSqliteStaging } from "./sqlite-staging.ts";
 import { windowOverLog } from "./stamp-log.ts";
@@ -81,69 +85,7 @@ export interface SqliteStorageOptions {
   readonly cacheTtlMs?: number;
 }
 
-type Row = Record<string, unknown>;
 
-const num = (v: unknown): number => Number(v);
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-
-function accountFromRow(r: Row): AccountRecord {
-  return {
-    id: String(r.id),
-    name: String(r.name),
-    tier: r.tier as AccountRecord["tier"],
-    createdAt: num(r.created_at),
-    limits: JSON.parse(String(r.limits)) as AccountRecord["limits"],
-    allowedCidrs: JSON.parse(String(r.allowed_cidrs)) as string[],
-    billing: JSON.parse(String(r.billing)) as AccountRecord["billing"],
-  };
-}
-
-function keyFromRow(r: Row): ApiKeyRecord {
-  return {
-    id: String(r.id),
-    accountId: String(r.account_id),
-    name: String(r.name),
-    environment: r.environment as ApiKeyRecord["environment"],
-    scopes: JSON.parse(String(r.scopes)) as ApiKeyRecord["scopes"],
-    prefix: String(r.prefix),
-    isActive: r.is_active === 1,
-    createdAt: num(r.created_at),
-    rotatedAt: numOrNull(r.rotated_at),
-    revokedAt: numOrNull(r.revoked_at),
-  };
-}
-
-function webhookFromRow(r: Row): WebhookRecord {
-  return {
-    id: String(r.id),
-    accountId: String(r.account_id),
-    url: String(r.url),
-    events: JSON.parse(String(r.events)) as EventType[],
-    secret: String(r.secret),
-    createdAt: num(r.created_at),
-  };
-}
-
-function invoiceFromRow(r: Row): InvoiceRecord {
-  return {
-    id: String(r.id),
-    accountId: String(r.account_id),
-    periodStart: String(r.period_start),
-    periodEnd: String(r.period_end),
-    block: num(r.block),
-    attempt: num(r.attempt),
-    amount: num(r.amount),
-    currency: String(r.currency),
-    status: r.status as InvoiceRecord["status"],
-    idempotencyKey: String(r.idempotency_key),
-    processorRef: strOrNull(r.processor_ref),
-    callsUsed: num(r.calls_used),
-    createdAt: num(r.created_at),
-    resolvedAt: numOrNull(r.resolved_at),
-    failureReason: strOrNull(r.failure_reason),
-  };
-}
 
 function quotaFromRow(r: Row | undefined): QuotaState {
   if (!r) return EMPTY_QUOTA;
@@ -155,31 +97,6 @@ function quotaFromRow(r: Row | undefined): QuotaState {
     chargeAttempts: num(r.charge_attempts),
     blockAttempts: num(r.block_attempts),
     lastFailureAt: numOrNull(r.last_failure_at),
-  };
-}
-
-function attemptFromRow(r: Row): AttemptRecord {
-  return {
-    attempt: num(r.attempt),
-    at: num(r.at),
-    statusCode: numOrNull(r.status_code),
-    latencyMs: num(r.latency_ms),
-    error: strOrNull(r.error),
-    responseBody: String(r.response_body),
-  };
-}
-
-function snapshotFromRow(r: Row): SnapshotRecord {
-  return {
-    id: String(r.id),
-    accountId: String(r.account_id),
-    environment: r.environment as SnapshotRecord["environment"],
-    merchantId: String(r.merchant_id),
-    category: r.category as SnapshotRecord["category"],
-    segment: String(r.segment),
-    period: String(r.period),
-    metrics: JSON.parse(String(r.metrics)) as SnapshotRecord["metrics"],
-    createdAt: num(r.created_at),
   };
 }
 
@@ -299,13 +216,22 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
    */
   function admitIn(input: AdmitInput, days: Map<string, { day: number; count: number; dirty: boolean }>): AdmitResult {
     const now = timeOf(input.now);
+    let stamps: Uint8Array | undefined;
     if (input.expect !== undefined) {
-      const holds = q(`SELECT 1 FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
-                       WHERE h.hash = ? AND h.retired = 0 AND k.is_active = 1 AND a.version = ?`).get(input.expect.keyHash, input.expect.version);
-      if (holds === undefined) return { kind: "stale", now };
+      // The expectation and the window in one statement: the hot path's only read besides the day.
+      const r = q(`SELECT (SELECT stamps FROM rate_windows WHERE key_id = ?) AS stamps,
+                          EXISTS (SELECT 1 FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
+                                  WHERE h.hash = ? AND h.retired = 0 AND k.is_active = 1 AND a.version = ?) AS holds`).get(
+        input.keyId,
+        input.expect.keyHash,
+        input.expect.version,
+      ) as { stamps: Uint8Array | null; holds: number };
+      if (r.holds !== 1) return { kind: "stale", now };
+      stamps = r.stamps ?? undefined;
+    } else {
+      stamps = (q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(input.keyId) as { stamps: Uint8Array } | undefined)?.stamps;
     }
-    const w = q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(input.keyId) as { stamps: Uint8Array } | undefined;
-    const minuteD = windowOverLog(w?.stamps, now, input.perMinute, input.windowMs);
+    const minuteD = windowOverLog(stamps, now, input.perMinute, input.windowMs);
     let counter = days.get(input.accountId);
     if (counter === undefined) {
       const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(input.accountId) as { day: number; count: number } | undefined;
@@ -735,7 +661,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
       if (!r) return null;
       return {
         key: keyFromRow(r),
-        account: accountFromRow({ id: r.a_id, name: r.a_name, tier: r.a_tier, created_at: r.a_created_at, limits: r.a_limits, allowed_cidrs: r.a_allowed_cidrs, billing: r.a_billing }),
+        account: lookupAccountFromRow(r),
         retired: r.retired === 1,
         version: num(r.a_version),
       };

@@ -9,7 +9,7 @@
 import type { ServiceConfig } from "../../config/config.ts";
 import { effectiveLimits } from "../../config/config.ts";
 import { ServiceError } from "../../errors/service-error.ts";
-import { newId } from "../../ids/new-id.ts";
+import { quotaForLimits } from "../../billing/quota-admission.ts";
 import { hashSecret, parseApiKey } from "../../keys/api-key.ts";
 import { ENDPOINT_SCOPES } from "../../scopes/scopes.ts";
 import type { AccountRecord, AdmitInput, AdmitQuota, AdmitResult, ApiKeyRecord, KeyLookup, Storage, TierLimits, WindowInfo } from "../../storage/types.ts";
@@ -108,27 +108,7 @@ export function dataPipeline(app: AppContext, storage: Storage): (endpoint: AnyD
     if (l === undefined) limitsCache.set(account, (l = effectiveLimits(config, account.tier, account.limits)));
     return l;
   };
-  // The ids are minted on first read: most requests cross no warning threshold and start no charge. The
-  // getters are own enumerable properties, so a store that copies or spreads the input still gets values.
-  const liveQuota = (limits: TierLimits): AdmitQuota => {
-    let warningEventId: string | undefined;
-    let invoiceId: string | undefined;
-    return {
-      anchorDay: config.billing.anchorDay,
-      baseQuota: limits.monthlyQuota,
-      blockSize: limits.blockSize,
-      blockPrice: limits.blockPrice,
-      currency: config.currency,
-      retryAfterFailureMs: config.billing.retryAfterFailureSeconds * 1000,
-      maxAutoCharges: config.billing.maxAutoChargesPerPeriod,
-      get warningEventId(): string {
-        return (warningEventId ??= newId("evt", clock, idRandom));
-      },
-      get invoiceId(): string {
-        return (invoiceId ??= newId("inv", clock, idRandom));
-      },
-    };
-  };
+  const liveQuota = (limits: TierLimits): AdmitQuota => quotaForLimits(config, limits, clock, idRandom);
   const lookups = lookupCache(LOOKUP_CACHE_SIZE);
   return (endpoint) => endpointPipeline(app, storage, endpoint, limitsOf, liveQuota, lookups);
 }
