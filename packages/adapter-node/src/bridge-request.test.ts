@@ -48,3 +48,36 @@ describe("bridgeRequest URL building", () => {
     expect(request.url).toBe("http://localhost/old");
   });
 });
+
+describe("bridgeRequest headers", () => {
+  const withHeaders = (rawHeaders: string[], method = "GET"): Request =>
+    bridgeRequest({ url: "/h", method, rawHeaders, socket: {}, once: () => {} } as unknown as IncomingMessage, { once: () => {} } as unknown as ServerResponse);
+
+  it("reads headers case-insensitively from the raw list, repeats joined as Headers joins them, and is a Headers", () => {
+    const request = withHeaders(["Host", "a.example", "X-Multi", "1", "x-multi", "2", "Cookie", "a=1", "cookie", "b=2"]);
+    expect(request.headers).toBe(request.headers);
+    expect(request.headers instanceof Headers).toBe(true);
+    expect(request.headers.get("X-MULTI")).toBe("1, 2");
+    expect(request.headers.get("cookie")).toBe("a=1; b=2");
+    expect(request.headers.has("HOST")).toBe(true);
+    expect([...request.headers]).toEqual([["cookie", "a=1; b=2"], ["host", "a.example"], ["x-multi", "1, 2"]]);
+  });
+
+  it("carries headers a handler changed before the real Request was built into it", () => {
+    const request = withHeaders(["Host", "a.example", "X-Keep", "1", "X-Drop", "2"]);
+    expect(request.headers.get("x-keep")).toBe("1");
+    request.headers.set("x-added", "yes");
+    request.headers.delete("x-drop");
+    const copy = request.clone();
+    expect([...copy.headers]).toEqual([["host", "a.example"], ["x-added", "yes"], ["x-keep", "1"]]);
+    expect([...request.headers]).toEqual([...copy.headers]);
+  });
+
+  it("builds the real Request from the raw list when the headers were only read", () => {
+    const request = withHeaders(["Host", "a.example", "Authorization", "Bearer k", "Set-Cookie", "a=1", "Set-Cookie", "b=2"]);
+    expect(request.headers.get("authorization")).toBe("Bearer k");
+    const copy = request.clone();
+    expect(copy.headers.get("authorization")).toBe("Bearer k");
+    expect(copy.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
+  });
+});

@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { bridgeHeaders, nativeHeaders } from "./bridge-headers.ts";
 
 // A real `Request` costs about 10 µs on Node 20 (URL parsing, Headers, AbortSignal, body stream).
 // Most handlers read only method, url and a header or two, so the bridge hands them this stand-in:
-// those three are plain getters over node's own data, and any other member builds the real Request
-// once and delegates to it. Its prototype chain ends in Request.prototype, so `instanceof Request` holds.
+// those three are plain getters over node's own data (the headers read node's raw list until something
+// needs a real Headers, see bridge-headers.ts), and any other member builds the real Request once and
+// delegates to it. Its prototype chain ends in Request.prototype, so `instanceof Request` holds.
 
 const NativeRequest: typeof Request = globalThis.Request;
 
@@ -88,17 +90,6 @@ function requestUrl(incoming: IncomingMessage): string {
   }
 }
 
-function headersOf(incoming: IncomingMessage): Headers {
-  const headers = new Headers();
-  const raw = incoming.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string;
-    // HTTP/2 pseudo-headers (":path") are not headers.
-    if (name.charCodeAt(0) !== 58) headers.append(name, raw[i + 1] as string);
-  }
-  return headers;
-}
-
 /** The request body as a web stream with backpressure, detachable once the response is out. */
 interface BodySource {
   stream: ReadableStream<Uint8Array>;
@@ -180,7 +171,8 @@ function materialize(lazy: Slots): Request {
   const method = incoming.method ?? "GET";
   const init: RequestInit & { duplex?: "half" } = {
     method,
-    headers: lazy[kHeaders] ?? headersOf(incoming),
+    // The headers as the handler left them (it may have changed them); the Request takes a copy.
+    headers: nativeHeaders(lazy[kHeaders] ?? bridgeHeaders(incoming.rawHeaders)),
     signal: controller.signal,
   };
   if (method !== "GET" && method !== "HEAD") {
@@ -233,7 +225,7 @@ class LazyRequest {
   get headers(): Headers {
     const request = this[kReal];
     if (request !== undefined) return request.headers;
-    return (this[kHeaders] ??= headersOf(this[kIncoming]));
+    return (this[kHeaders] ??= bridgeHeaders(this[kIncoming].rawHeaders));
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { BridgeResponse, NativeResponse, nativeResponse, simpleResponseParts } from "./bridge-response.ts";
+import { BridgeResponse, headerValueCached, NativeResponse, nativeResponse, simpleResponseParts } from "./bridge-response.ts";
 
 const Lite = BridgeResponse as unknown as typeof Response;
 
@@ -83,6 +83,21 @@ describe("BridgeResponse, the lightweight Response", () => {
     const copy = response.clone();
     expect(await copy.text()).toBe("twice");
     expect(await response.text()).toBe("twice");
+  });
+
+  it("header-value cache: keeps the app's constant values, never a Set-Cookie or other per-caller value", () => {
+    const cookie = `session=${crypto.randomUUID()}`;
+    const etag = `"${crypto.randomUUID()}"`;
+    const type = `application/x-${crypto.randomUUID()}`;
+    const response = new Lite("x", { headers: { "Set-Cookie": cookie, etag, "x-user": "user-42-secret", "content-type": type } });
+    expect(simpleResponseParts(response)?.headers).toEqual({ "set-cookie": cookie, etag, "x-user": "user-42-secret", "content-type": type });
+    expect(headerValueCached(cookie)).toBe(false);
+    expect(headerValueCached(etag)).toBe(false);
+    expect(headerValueCached("user-42-secret")).toBe(false);
+    expect(headerValueCached(type)).toBe(true);
+    // Checked every time all the same: a bad value under an uncached name still takes the real path.
+    expect(() => new Lite("x", { headers: { "set-cookie": "a\nb" } })).toThrow(TypeError);
+    expect(simpleResponseParts(new Lite("x", { headers: { "set-cookie": cookie } }))?.headers["set-cookie"]).toBe(cookie);
   });
 
   it("subclasses still work", async () => {

@@ -35,6 +35,22 @@ const VALUE = /^(?:[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-
 const checkedNames = new Map<string, string>();
 const checkedValues = new Set<string>();
 
+// Values are remembered only under these names, whose values are the app's own constants, the same for
+// every caller. Anything else (Set-Cookie, ETag, Location, a user's id…) may be a caller's secret and is
+// checked every time instead: a module-wide cache must never keep it alive.
+const CACHED_VALUE_NAMES: ReadonlySet<string> = new Set([
+  "content-type",
+  "cache-control",
+  "vary",
+  "allow",
+  "access-control-allow-origin",
+  "access-control-allow-methods",
+  "access-control-allow-headers",
+  "access-control-expose-headers",
+  "access-control-max-age",
+  "x-ratelimit-limit",
+]);
+
 function lowerName(name: string): string | undefined {
   let lower = checkedNames.get(name);
   if (lower === undefined) {
@@ -46,15 +62,20 @@ function lowerName(name: string): string | undefined {
   return lower;
 }
 
-function validValue(value: string): boolean {
+function validValue(value: string, name: string): boolean {
   if (checkedValues.has(value)) return true;
   if (!VALUE.test(value)) return false;
-  // Short values only: long ones are likely unique (signatures, ids) and would just churn the set.
-  if (value.length <= 64) {
+  // Short values only: long ones are unlikely to repeat and would just churn the set.
+  if (value.length <= 64 && CACHED_VALUE_NAMES.has(name)) {
     if (checkedValues.size >= 512) checkedValues.clear();
     checkedValues.add(value);
   }
   return true;
+}
+
+/** Whether the header-value cache holds `value` (for tests: values of per-caller headers never are). */
+export function headerValueCached(value: string): boolean {
+  return checkedValues.has(value);
 }
 
 function simpleParts(body: unknown, init: ResponseInit | undefined): SimpleParts | undefined {
@@ -84,9 +105,9 @@ function simpleParts(body: unknown, init: ResponseInit | undefined): SimpleParts
       const record = h as Record<string, unknown>;
       for (const name of Object.keys(record)) {
         const value = record[name];
-        if (typeof value !== "string" || !validValue(value)) return undefined;
+        if (typeof value !== "string") return undefined;
         const lower = lowerName(name);
-        if (lower === undefined) return undefined;
+        if (lower === undefined || !validValue(value, lower)) return undefined;
         // A repeated name (or one an object literal inherits, like __proto__) takes the real path.
         if (headers[lower] !== undefined || lower === "__proto__") return undefined;
         headers[lower] = value;

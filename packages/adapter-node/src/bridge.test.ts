@@ -135,6 +135,24 @@ describe("bridge: requests", () => {
     expect(multi).toBe("a, b");
   });
 
+  it("request headers: case-insensitive reads, Cookie joined with '; ', then iteration and changes as on a Headers", async () => {
+    let seen: unknown;
+    handler = (request) => {
+      const h = request.headers;
+      const reads = [h.get("X-MULTI"), h.get("cookie"), h.has("X-Other"), h.has("x-missing"), h instanceof Headers];
+      const listed = [...h].filter(([name]) => name.startsWith("x-") || name === "cookie");
+      h.set("x-other", "changed");
+      seen = { reads, listed, changed: h.get("x-other") };
+      return new Response("ok");
+    };
+    await raw("/", { headers: { "X-Multi": ["a", "b"], Cookie: ["c=1", "d=2"], "x-other": "1" } });
+    expect(seen).toEqual({
+      reads: ["a, b", "c=1; d=2", true, false, true],
+      listed: [["cookie", "c=1; d=2"], ["x-multi", "a, b"], ["x-other", "1"]],
+      changed: "changed",
+    });
+  });
+
   it("streams a POST body to request.json()", async () => {
     handler = async (request) => Response.json({ received: await request.json(), type: request.headers.get("content-type") });
     const response = await fetch(`${handle.url}/echo`, {

@@ -4,14 +4,16 @@
  * `/webhooks/{webhook_id}`. Each router ends in a catch-all that hands the miss, with the methods the path
  * does have (405's `Allow`), to the app.
  *
- * Kept lean for the hot path: itty is given a request-like object whose URL is only the path the app has
+ * Kept lean for the hot path: a path with no `{param}` is looked up by method and exact path before itty
+ * (most requests are to such routes; itty would parse a URL, scan patterns and add an `await` for the same
+ * answer). Everything else goes to itty, given a request-like object whose URL is only the path the app has
  * already split off (so itty parses no query string and never touches the caller's Request), and it scans
  * only its own base's routes.
  */
 import type { IRequest } from "itty-router";
 import { IttyRouter } from "itty-router";
 import type { ClientInfo } from "./app-options.ts";
-import type { Route } from "./route.ts";
+import type { Route, RouteRun } from "./route.ts";
 
 /** What a handler receives from itty-router: a request-like object carrying the request the app was given. */
 export type Routed = IRequest & {
@@ -37,6 +39,9 @@ export interface BaseRouter {
 // itty matches `new URL(url).pathname`; any fixed origin does, the path is what varies.
 const ORIGIN = "http://route";
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+// Paths whose itty pattern matches exactly themselves (plus trailing slashes, refused before routing): no
+// `{param}`, `:`, `*` or other pattern syntax, no empty segment. Only these are looked up exactly.
+const EXACT_PATH = /^(?:\/[A-Za-z0-9._~-]+)+$/;
 
 /** `{name}` (OpenAPI) to `:name` (itty). */
 function ittyPath(path: string): string {
@@ -67,6 +72,10 @@ export function baseRouter(base: string, routes: readonly Route[], miss: Miss): 
   // Static paths first: itty takes the first match in registration order.
   const ordered = [...routes.filter((r) => !r.path.includes("{")), ...routes.filter((r) => r.path.includes("{"))];
   const seen = new Set<string>();
+  // Exact path → method → run, for the routes itty would find by that path alone: those registered before
+  // any pattern, which could otherwise match the same path first.
+  const exact = new Map<string, Map<string, RouteRun>>();
+  let beforeAnyPattern = true;
   for (const route of ordered) {
     if (!route.path.startsWith(base)) throw new Error(`route ${route.method} ${route.path} is not under ${base}`);
     const id = `${route.method} ${route.path}`;
@@ -80,6 +89,13 @@ export function baseRouter(base: string, routes: readonly Route[], miss: Miss): 
         }
       : (req: Routed): Promise<Response> => run(req.request, NO_PARAMS, req.search, req.client);
     router[route.method.toLowerCase()]!(ittyPath(route.path.slice(base.length)), handler);
+    beforeAnyPattern &&= EXACT_PATH.test(route.path);
+    if (beforeAnyPattern) {
+      let methods = exact.get(route.path);
+      if (methods === undefined) exact.set(route.path, (methods = new Map()));
+      // itty registers methods upper-cased and compares them with the request's as given.
+      methods.set(route.method.toUpperCase(), run);
+    }
   }
   const allow = (path: string): string[] => {
     const methods: string[] = [];
@@ -94,6 +110,15 @@ export function baseRouter(base: string, routes: readonly Route[], miss: Miss): 
     fetch(request, path, search, client) {
       // itty's patterns accept any number of trailing slashes; the app ignores exactly one (already dropped).
       if (path.length > 1 && path.charCodeAt(path.length - 1) === 47 /* / */) return Promise.resolve(miss(request, path, []));
+      const run = exact.get(path)?.get(request.method);
+      if (run !== undefined) {
+        // As inside itty's async fetch: a route that throws instead of rejecting still yields a rejection.
+        try {
+          return run(request, NO_PARAMS, search, client);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      }
       const routed = { method: request.method, url: ORIGIN + path, path, search, request, client, params: NO_PARAMS, query: NO_PARAMS, route: "" };
       return router.fetch(routed) as Promise<Response>;
     },

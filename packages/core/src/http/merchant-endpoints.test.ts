@@ -329,8 +329,7 @@ describe("GET /data/v1/export/xbrl", () => {
     expect(res.headers.get("x-ratelimit-limit")).not.toBeNull();
   });
 
-  // Needs data-pipeline.ts to send a Reply's `contentType` (it sends application/json for every 200 today).
-  it.skip("answers Content-Type application/xml", async () => {
+  it("answers Content-Type application/xml", async () => {
     const res = await raw(testKey, `/export/xbrl?merchant_id=${encodeURIComponent("m-xbrl <&>")}`);
     expect(res.headers.get("content-type")).toMatch(/^application\/xml/);
   });

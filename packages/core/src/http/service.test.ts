@@ -1,4 +1,5 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createMemoryStorage } from "../storage/memory-storage.ts";
 import { createApp } from "./create-app.ts";
@@ -125,6 +126,23 @@ describe("router (itty-router) and URL helpers", () => {
     expect(await route(router, "GET", "/w")).toEqual({ miss: true, allow: [] });
   });
 
+  it("exact paths skip itty but answer as itty would: methods as given, HEAD is not GET, a pattern registered first wins, a throw rejects", async () => {
+    const router = baseRouter("/w", [echo("GET", "/w/x"), echo("PATCH", "/w/x"), echo("POST", "/w/x.json")], miss);
+    expect(await route(router, "GET", "/w/x")).toEqual({ route: "GET /w/x", params: {} });
+    expect(await route(router, "POST", "/w/x.json")).toEqual({ route: "POST /w/x.json", params: {} });
+    expect(await route(router, "POST", "/w/xxjson")).toEqual({ miss: true, allow: [] });
+    expect(await route(router, "HEAD", "/w/x")).toEqual({ miss: true, allow: ["GET", "PATCH"] });
+    // Only the six standard methods are upper-cased by Request; itty compares the rest as given.
+    expect(await route(router, "patch", "/w/x")).toEqual({ miss: true, allow: ["GET", "PATCH"] });
+    expect(await route(router, "PATCH", "/w/x")).toEqual({ route: "PATCH /w/x", params: {} });
+    // A static path with pattern syntax matches more than itself: it and every route after it go through itty.
+    const wild = baseRouter("/w", [echo("GET", "/w/*"), echo("GET", "/w/y")], miss);
+    expect(await route(wild, "GET", "/w/y")).toEqual({ route: "GET /w/*", params: {} });
+    const throwing = baseRouter("/w", [{ ...echo("GET", "/w/t"), run: () => { throw new Error("sync"); } } as unknown as Route], miss);
+    const answer = throwing.fetch(new Request("http://h/w/t"), "/w/t", "", {});
+    await expect(answer).rejects.toThrow("sync");
+  });
+
   it("one trailing slash is ignored by the app, two are not", async () => {
     const k = kit();
     expect((await k.call(new Request(`${LIVE_HOST}/healthz/`))).status).toBe(200);
@@ -158,6 +176,17 @@ describe("query strings", () => {
     expect(queryValues("a=1&a=2&b=x+y&c=%2F&d&e=%E0%A4%A")).toEqual({ a: "1", b: "x y", c: "/", d: "", e: "%E0%A4%A" });
     expect(queryValues("")).toEqual({});
     expect(queryValues("&&x=1&")).toEqual({ x: "1" });
+  });
+
+  it("expected names (the schema's own strings) change nothing but speed, encoded or repeated", () => {
+    const names = new Map(["metric", "value", "toString"].map((n) => [n, n]));
+    const part = fc.constantFrom("metric", "m%65tric", "value", "va+lue", "toString", "__proto__", "x", "", "=", "%", "1", "a%20b");
+    fc.assert(
+      fc.property(fc.array(fc.tuple(part, fc.boolean(), part), { maxLength: 6 }), (pairs) => {
+        const search = pairs.map(([name, eq, value]) => (eq ? `${name}=${value}` : name)).join("&");
+        expect(queryValues(search, names)).toEqual(queryValues(search));
+      }),
+    );
   });
 });
 
