@@ -6,6 +6,7 @@ import type { Storage } from "@benchdata/core";
 import { openStorage } from "./open-storage.ts";
 import type { OpenedStorage } from "./open-storage.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres/postgres-schema.ts";
+import { arrayLiteral } from "./postgres/postgres-storage.ts";
 import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
 import { startTcpProxy } from "./test-support/tcp-proxy.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
@@ -216,6 +217,23 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     } finally {
       await a.close();
       await b.close();
+      await t.drop();
+    }
+  });
+
+  it("the hot path's array literals reach PostgreSQL exactly: quotes, backslashes, commas, braces, NULL as text, empty strings", async () => {
+    const t = await createTestDatabase();
+    const client = new pg.Client({ connectionString: t.url });
+    await client.connect();
+    try {
+      const texts = ['plain', 'with "quotes"', "back\\slash", "a,b", "{braces}", "NULL", "null", "", " spaced ", "ünïcødé", null];
+      const got = await client.query("SELECT $1::text[] AS t, $2::bigint[] AS n, $3::boolean[] AS b", [arrayLiteral(texts), arrayLiteral([0, -5, 9007199254740991, null]), arrayLiteral([true, false, null])]);
+      expect(got.rows[0].t).toEqual(texts);
+      expect(got.rows[0].n).toEqual(["0", "-5", "9007199254740991", null]);
+      expect(got.rows[0].b).toEqual([true, false, null]);
+      expect(() => arrayLiteral([Number.NaN])).toThrow(/finite/);
+    } finally {
+      await client.end();
       await t.drop();
     }
   });

@@ -163,6 +163,29 @@ export async function migratePostgres(db: Db, logger: Logger = silentLogger): Pr
   });
 }
 
+/** A value of a one-dimensional PostgreSQL array. */
+type ArrayElement = string | number | boolean | null;
+
+/**
+ * A one-dimensional PostgreSQL array literal. The hot path sends each batch as 18 arrays; pg's own conversion
+ * runs two regular expressions over every element, this one only looks for the two characters that need it.
+ */
+export function arrayLiteral(values: readonly ArrayElement[]): string {
+  let out = "{";
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) out += ",";
+    const v = values[i];
+    if (v === null || v === undefined) out += "NULL";
+    else if (typeof v === "boolean") out += v ? "t" : "f";
+    else if (typeof v === "number") {
+      if (!Number.isFinite(v)) throw new Error(`not a finite number: ${v}`);
+      out += String(v);
+    } else out += NEEDS_ESCAPE.test(v) ? `"${v.replace(/[\\"]/g, "\\$&")}"` : `"${v}"`;
+  }
+  return out + "}";
+}
+const NEEDS_ESCAPE = /[\\"]/;
+
 /**
  * A Storage over a pg Pool (give it `connectionTimeoutMillis`, so an unreachable server fails fast).
  * `migrate()` creates the schema; `close()` ends the pool.
@@ -223,9 +246,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     { maxBatch: 256, concurrency: 2 },
   );
 
-  /** A batch of admissions as benchdata_admit_batch's parallel arrays, one element per admission. */
-  const admitArrays = (inputs: readonly AdmitInput[]): unknown[][] => {
-    const columns: unknown[][] = Array.from({ length: 18 }, () => new Array<unknown>(inputs.length));
+  /** A batch of admissions as benchdata_admit_batch's parallel arrays (as array literals), one element per admission. */
+  const admitArrays = (inputs: readonly AdmitInput[]): string[] => {
+    const columns: ArrayElement[][] = Array.from({ length: 18 }, () => new Array<ArrayElement>(inputs.length));
     inputs.forEach((input, i) => {
       const q = input.quota;
       const row = [
@@ -248,9 +271,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         q?.warningEventId ?? null,
         q?.invoiceId ?? null,
       ];
-      for (let c = 0; c < row.length; c++) columns[c]![i] = row[c];
+      for (let c = 0; c < row.length; c++) columns[c]![i] = row[c]!;
     });
-    return columns;
+    return columns.map(arrayLiteral);
   };
   // One batch, one statement (see benchdata_admit_batch in postgres-schema.ts).
   const runAdmitBatch = async (inputs: readonly AdmitInput[]): Promise<AdmitResult[]> => {
