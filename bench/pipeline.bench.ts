@@ -57,7 +57,7 @@ export interface PostgresDiagnostics {
   readonly roundTrip: { readonly wallMicros: number; readonly nodeCpuMicros: number; readonly dbCpuMicros: number };
   /**
    * The statements storage sends for `findKeyByHash` and `admit` (captured from the driver, so they follow the
-   * code), re-sent on one plain pg client: the lookup as sent (an unnamed statement, parsed and planned on
+   * code), re-sent on one plain pg client: the lookup re-sent as an unnamed statement (parsed and planned on
    * every call) and as a named prepared statement; admit with the default `synchronous_commit = on` and off.
    */
   readonly statements: {

@@ -345,7 +345,7 @@ function formatReport(r: Report): string {
           ? `\n\nPostgreSQL: a bare \`SELECT 1\` round trip (pg Pool, one at a time) takes ${fix(p.postgres.roundTrip.wallMicros)} µs, ` +
             `${fix(p.postgres.roundTrip.nodeCpuMicros)} µs of Node CPU and ${fix(p.postgres.roundTrip.dbCpuMicros)} µs of PostgreSQL CPU. ` +
             (p.postgres.statements
-              ? `Storage's own statements re-sent one at a time on one connection: the key lookup ${fix(p.postgres.statements.findKeyUnnamed)} µs as sent (unnamed: parsed and planned every call), ` +
+              ? `Storage's own statements re-sent one at a time on one connection: the key lookup ${fix(p.postgres.statements.findKeyUnnamed)} µs re-sent unnamed (parsed and planned every call; storage sends it named), ` +
                 `${fix(p.postgres.statements.findKeyPrepared)} µs as a named prepared statement; admit ${fix(p.postgres.statements.admit)} µs, ` +
                 `${fix(p.postgres.statements.admitAsyncCommit)} µs with synchronous_commit = off (the rest is waiting for the WAL flush). `
               : "") +
