@@ -444,7 +444,7 @@ describe("fail closed", () => {
 });
 
 /** Memory storage counting calls per method; `stale` makes every admission report a changed key. */
-function countingStorage(options: { stale?: boolean } = {}): { storage: Storage; calls: Map<string, number> } {
+function countingStorage(options: { stale?: boolean; ignoreExpect?: boolean } = {}): { storage: Storage; calls: Map<string, number> } {
   const inner = createMemoryStorage();
   const calls = new Map<string, number>();
   const storage = new Proxy(inner, {
@@ -454,6 +454,8 @@ function countingStorage(options: { stale?: boolean } = {}): { storage: Storage;
       return (...args: unknown[]) => {
         calls.set(prop, (calls.get(prop) ?? 0) + 1);
         if (prop === "admit" && options.stale) return Promise.resolve({ kind: "stale", now: T0 });
+        // A non-conforming store: decides as if no expectation had been sent.
+        if (prop === "admit" && options.ignoreExpect) return (value as (...a: unknown[]) => unknown).apply(target, [{ ...(args[0] as object), expect: undefined }]);
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },
@@ -506,6 +508,20 @@ describe("auth pipeline: remembered key lookups", () => {
     expect((await k.data(key.raw, BENCH, { clientAddress: "203.0.113.9" })).status).toBe(200);
     await k.storage.updateAccount(accountId, { allowedCidrs: [] });
     expect((await k.data(key.raw, BENCH, { clientAddress: "198.51.100.1" })).status).toBe(200);
+  });
+
+  it("a store that ignores `expect` cannot keep a revoked key alive here beyond the lookup's 60 s", async () => {
+    const { storage } = countingStorage({ ignoreExpect: true });
+    const k = kit({ storage });
+    const { accountId, session } = await k.account();
+    const key = await k.key(session);
+    expect((await k.data(key.raw, BENCH)).status).toBe(200);
+    await storage.revokeKey({ accountId, keyId: key.keyId, now: T0, eventId: "evt_01JD0000000000000000000002" });
+    k.clock.advance(59_000);
+    expect((await k.data(key.raw, BENCH)).status).toBe(200);
+    k.clock.advance(1_000);
+    const r = await k.data(key.raw, BENCH);
+    expect([r.status, r.body.code]).toEqual([401, "auth.inactive_key"]);
   });
 
   it("a key that keeps changing under every admission ends in 503 service.unavailable, never an uncounted 200", async () => {

@@ -24,8 +24,9 @@ import { addressAllowed, clientAddressOf, requestTarget } from "./key-checks.ts"
 import type { LookupCache } from "./lookup-cache.ts";
 import { lookupCache } from "./lookup-cache.ts";
 
-/** How many key lookups the pipeline remembers (about 1 KB each). */
+/** How many key lookups the pipeline remembers (about 1 KB each), and for how long at most. */
 const LOOKUP_CACHE_SIZE = 10_000;
+const LOOKUP_MAX_AGE_MS = 60_000;
 /** Admissions tried in a row while the key keeps changing under them, before answering 503. */
 const MAX_STALE_TRIES = 3;
 
@@ -109,7 +110,7 @@ export function dataPipeline(app: AppContext, storage: Storage): (endpoint: AnyD
     return l;
   };
   const liveQuota = (limits: TierLimits): AdmitQuota => quotaForLimits(config, limits, clock, idRandom);
-  const lookups = lookupCache(LOOKUP_CACHE_SIZE);
+  const lookups = lookupCache(LOOKUP_CACHE_SIZE, LOOKUP_MAX_AGE_MS);
   return (endpoint) => endpointPipeline(app, storage, endpoint, limitsOf, liveQuota, lookups);
 }
 
@@ -154,7 +155,7 @@ function endpointPipeline(
     } catch (error) {
       throw unavailable(logger, "findKeyByHash", error);
     }
-    if (lookup !== null && lookup.key.isActive && !lookup.retired) lookups.set(hash, lookup);
+    if (lookup !== null && lookup.key.isActive && !lookup.retired) lookups.set(hash, lookup, clock.now());
     else lookups.delete(hash);
     return lookup;
   };
@@ -183,7 +184,7 @@ function endpointPipeline(
       const hash = hashSecret(raw);
       // A remembered lookup is only a guess: admission checks it (`expect`), and refusals are decided on a
       // fresh one, so a cached entry can never let a changed key through or refuse a key that now passes.
-      let lookup: KeyLookup | null = lookups.get(hash) ?? null;
+      let lookup: KeyLookup | null = lookups.get(hash, clock.now()) ?? null;
       let fresh = lookup === null;
       if (fresh) lookup = await lookUp(hash);
       let result: AdmitResult;
