@@ -18,8 +18,9 @@ export class StorageUnavailableError extends ServiceError {
 
 // Socket-level failures of the pg driver (Node's error codes).
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE", "ECONNABORTED"]);
-// PostgreSQL SQLSTATEs that mean "the server is not there for you right now" (class 08, shutdown, too many connections).
-const PG_UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03", "53300", "53400"]);
+// PostgreSQL SQLSTATEs that mean "the server is not there for you right now" (class 08, shutdown, too many
+// connections, and a lock not granted within the hot path's lock_timeout).
+const PG_UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03", "53300", "53400", "55P03"]);
 // pg and pg-pool signal lost or impossible connections with plain Errors and these messages.
 const PG_UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection error|Connection refused|server closed the connection/i;
 

@@ -221,6 +221,67 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     }
   });
 
+  it("an account without a day row (made by an older server): concurrent batches from two servers still admit exactly the per-minute limit", async () => {
+    const t = await createTestDatabase();
+    const a = await openStorage(t.url, { clock: "app" });
+    const b = await openStorage(t.url, { clock: "app" });
+    const raw = new pg.Client({ connectionString: t.url });
+    try {
+      await a.migrate();
+      await raw.connect();
+      for (let round = 0; round < 5; round++) {
+        const acc = `acc_old${round}`;
+        const key = `key_old${round}`;
+        // As a server of the previous version wrote them: no day row; the key's window row from migration 5 or createKey.
+        await raw.query(`INSERT INTO accounts (id, name, tier, created_at) VALUES ($1, 'Old', 'growth', 0)`, [acc]);
+        await raw.query(`INSERT INTO rate_windows (key_id, stamps) VALUES ($1, '{}')`, [key]);
+        const input = { now: T0, keyId: key, accountId: acc, perMinute: 1, perDay: 100, windowMs: 60_000, quota: null };
+        const results = await Promise.all([a.admit(input), b.admit(input), a.admit(input), b.admit(input)]);
+        expect(results.filter((r) => r.kind === "allowed").length, acc).toBe(1);
+      }
+    } finally {
+      await raw.end();
+      await a.close();
+      await b.close();
+      await t.drop();
+    }
+  });
+
+  it("an admission PostgreSQL rejects (a limit out of range) fails alone, not the batch it came in", async () => {
+    const s = await freshStore("app");
+    try {
+      const ok = { now: T0, keyId: "key_fine", accountId: "acc_fine", perMinute: 10, perDay: 100, windowMs: 60_000, quota: null };
+      const bad = { now: T0, keyId: "key_bad", accountId: "acc_bad", perMinute: 10, perDay: 3_000_000_000, windowMs: 60_000, quota: null };
+      const [first, second] = await Promise.allSettled([s.admit(ok), s.admit(bad)]);
+      expect(first).toMatchObject({ status: "fulfilled", value: { kind: "allowed" } });
+      expect(second.status).toBe("rejected");
+    } finally {
+      await dispose(s);
+    }
+  });
+
+  it("an account updated behind storage's back (an older server, psql) still moves its version", async () => {
+    const t = await createTestDatabase();
+    const s = await openStorage(t.url, { clock: "app" });
+    const raw = new pg.Client({ connectionString: t.url });
+    try {
+      await s.migrate();
+      await raw.connect();
+      await s.createAccount({ id: "acc_v", name: "V", tier: "growth", createdAt: T0, limits: {}, allowedCidrs: [], billing: {} });
+      await s.createKey({ key: { id: "key_v", accountId: "acc_v", name: "k", environment: "test", scopes: ["benchmarks:read"], prefix: "svc_test_vvv", isActive: true, createdAt: T0, rotatedAt: null, revokedAt: null }, hash: "h_v", maxKeys: 5, eventId: "evt_v" });
+      const before = (await s.findKeyByHash("h_v"))!.version;
+      await raw.query(`UPDATE accounts SET allowed_cidrs = '{10.0.0.0/8}' WHERE id = 'acc_v'`);
+      const after = await s.findKeyByHash("h_v");
+      expect(after!.version).not.toBe(before);
+      expect(after!.account.allowedCidrs).toEqual(["10.0.0.0/8"]);
+      expect(await s.admit({ now: T0, keyId: "key_v", accountId: "acc_v", perMinute: 10, perDay: 10, windowMs: 60_000, quota: null, expect: { keyHash: "h_v", version: before } })).toMatchObject({ kind: "stale" });
+    } finally {
+      await raw.end();
+      await s.close();
+      await t.drop();
+    }
+  });
+
   it("the hot path's array literals reach PostgreSQL exactly: quotes, backslashes, commas, braces, NULL as text, empty strings", async () => {
     const t = await createTestDatabase();
     const client = new pg.Client({ connectionString: t.url });

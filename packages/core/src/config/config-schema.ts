@@ -3,11 +3,12 @@ import * as v from "valibot";
 import type { ServiceConfig } from "./config.ts";
 import { DEFAULT_CONFIG, mergeConfig } from "./config.ts";
 
-const count = v.pipe(v.number(), v.integer(), v.minValue(0));
-const positive = v.pipe(v.number(), v.integer(), v.minValue(1));
+const count = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER));
+const positive = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER));
+// As the admin API's limits: the per-minute log holds one timestamp per admitted request; the day counter is 32-bit.
 const tierSchema = v.strictObject({
-  perMinute: v.optional(positive),
-  perDay: v.optional(positive),
+  perMinute: v.optional(v.pipe(positive, v.maxValue(100_000))),
+  perDay: v.optional(v.pipe(positive, v.maxValue(2_147_483_647))),
   monthlyQuota: v.optional(count),
   // A block of zero calls would be charged for and add nothing, so the next request would charge again.
   blockSize: v.optional(positive),

@@ -82,6 +82,13 @@ describe("admin API", () => {
     expect((await k.admin("PATCH", `/accounts/${accountId}`, { allowed_cidrs: ["10.0.0.0/8", "10.0.0.0/33"] })).body).toMatchObject({ code: "validation.invalid_body", detail: expect.stringContaining("allowed_cidrs[1]") });
     expect((await k.admin("PATCH", `/accounts/${accountId}`, { allowed_cidr: [] })).body.detail).toContain("allowed_cidr");
     expect((await k.admin("PATCH", `/accounts/${accountId}`, { limits: { per_minute: 0 } })).body.detail).toContain("limits.per_minute");
+    // Limits the stores can hold: a 32-bit day counter, a bounded per-minute log, exact integers for money.
+    const huge = await k.admin("PATCH", `/accounts/${accountId}`, { limits: { per_day: 3_000_000_000 } });
+    expect([huge.status, huge.body.code]).toEqual([422, "validation.invalid_body"]);
+    expect(huge.body.detail).toContain("limits.per_day");
+    expect((await k.admin("PATCH", `/accounts/${accountId}`, { limits: { per_minute: 100_001 } })).body.detail).toContain("limits.per_minute");
+    expect((await k.admin("PATCH", `/accounts/${accountId}`, { limits: { block_price: 1e21 } })).status).toBe(422);
+    expect((await k.admin("PATCH", `/accounts/${accountId}`, { limits: { per_minute: 100_000, per_day: 2_147_483_647 } })).status).toBe(200);
     expect((await k.admin("PATCH", "/accounts/acc_01J000000000000000000000ZZ", { tier: "growth" })).status).toBe(404);
   });
 

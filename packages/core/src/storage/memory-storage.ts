@@ -290,12 +290,12 @@ export function createMemoryStorage(): Storage {
     },
   };
 
-  /** Whether the hash still names an active, unretired key whose account is at the version. */
-  const expectationHolds = (expect: { keyHash: string; version: number }): boolean => {
+  /** Whether the hash still names this admission's key, active and unretired, of its account at the version. */
+  const expectationHolds = (input: AdmitInput, expect: { keyHash: string; version: number }): boolean => {
     const h = hashes.get(expect.keyHash);
-    if (h === undefined || h.retired) return false;
+    if (h === undefined || h.retired || h.keyId !== input.keyId) return false;
     const key = keys.get(h.keyId);
-    return key !== undefined && key.isActive && (accountVersions.get(key.accountId) ?? 0) === expect.version;
+    return key !== undefined && key.isActive && key.accountId === input.accountId && (accountVersions.get(key.accountId) ?? 0) === expect.version;
   };
 
   const storage: Storage = {
@@ -380,7 +380,7 @@ export function createMemoryStorage(): Storage {
 
     async admit(input: AdmitInput): Promise<AdmitResult> {
       const { now } = input;
-      if (input.expect !== undefined && !expectationHolds(input.expect)) return { kind: "stale", now };
+      if (input.expect !== undefined && !expectationHolds(input, input.expect)) return { kind: "stale", now };
       const log = windows.get(input.keyId);
       const minuteD = windowDecision(log, now, input.perMinute, input.windowMs);
       const dayState = days.get(input.accountId);

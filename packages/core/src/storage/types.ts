@@ -189,8 +189,9 @@ export interface AdmitInput {
   readonly quota: AdmitQuota | null;
   /**
    * A lookup the caller decided on (possibly a cached one), checked inside the same atomic operation: the
-   * store admits only if `keyHash` still names an active key whose hash was not retired by a rotation and
-   * whose account is still at `version`; otherwise it changes nothing and returns `stale`. This is what lets
+   * store admits only if `keyHash` still names this admission's key (`keyId`, of `accountId`), active, its hash
+   * not retired by a rotation, and the account still at `version`; otherwise it changes nothing and returns
+   * `stale`. This is what lets
    * callers skip the lookup round trip without ever admitting a revoked, rotated or changed key.
    */
   readonly expect?: { readonly keyHash: string; readonly version: number } | undefined;

@@ -234,6 +234,11 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         const lim = { perMinute: 10, perDay: 10 };
         expect(await s.admit(admitInput(a.id, k.id, T0, { ...lim, expect: expectOf(found) }))).toMatchObject({ kind: "allowed", day: { remaining: 9 } });
         expect(await s.admit(admitInput(a.id, k.id, T0 + 1, { ...lim, expect: { keyHash: "h-unknown", version: found.version } }))).toMatchObject({ kind: "stale" });
+        // The hash must name the admitted key of the admitted account.
+        const other = key(a.id, { environment: "test" });
+        await s.createKey({ key: other, hash: `h-${other.id}`, maxKeys: 5, eventId: id("evt") });
+        expect(await s.admit(admitInput(a.id, k.id, T0 + 1, { ...lim, expect: { keyHash: `h-${other.id}`, version: found.version } }))).toMatchObject({ kind: "stale" });
+        expect(await s.admit(admitInput("acc_elsewhere", k.id, T0 + 1, { ...lim, expect: expectOf(found) }))).toMatchObject({ kind: "stale" });
 
         // An account update changes the version: the old expectation is stale, the new lookup's admits.
         await s.updateAccount(a.id, { allowedCidrs: ["10.0.0.0/8"] });

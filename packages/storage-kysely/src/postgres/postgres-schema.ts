@@ -363,10 +363,10 @@ END $$;
 -- good; callers pass the key's own account). So concurrent batches, from any number of servers, queue on
 -- those rows and each decides on the state the previous one committed: no read-then-write race. Every batch
 -- locks in the same order (accounts ascending; the items are handled in account order, so quota rows follow
--- it too), so batches never deadlock. That holds because an account's day row exists before its first
--- admission (createAccount writes it); for an account id without an account (tests) the row is created on
--- the way, out of that order, and should two batches deadlock on it, PostgreSQL's detector aborts one, which
--- the caller retries whole. Row locks are taken per account, not per key, because each one is a write (and a
+-- it too). An account's day row normally exists from its creation (createAccount writes it); one that does
+-- not (an account made by an older server, or an account id without an account in tests) is created at the
+-- start of the batch, before any lock. Such a freshly inserted row is held out of that order, so two batches
+-- creating rows can still deadlock: PostgreSQL's detector aborts one, which the caller retries whole. Row locks are taken per account, not per key, because each one is a write (and a
 -- WAL record), and a batch of a hundred keys has far fewer accounts.
 --
 -- An admission's now NULL means "use the database's clock": one clock for windows, UTC days and billing periods,
@@ -396,6 +396,9 @@ CREATE OR REPLACE FUNCTION benchdata_admit_batch(
 -- and plan each statement once (custom plans for each array's length would be re-planned on every call).
 SET enable_seqscan = off
 SET plan_cache_mode = force_generic_plan
+-- A lock held elsewhere for long (a stuck session) fails this batch (the server answers 503) instead of
+-- stalling every request of the server behind it.
+SET lock_timeout = '10s'
 AS $$
 DECLARE
   v_clock bigint := benchdata_clock_ms();
@@ -432,7 +435,12 @@ DECLARE
   v_dayj json;
 BEGIN
   -- The batch works on copies of its rows (day counters and windows) and writes each changed one back once.
-  -- Locks: each account's day row, in account order (see above); they also guard the accounts' windows.
+  -- Locks: each account's day row, in account order (see above); they also guard the accounts' windows. An
+  -- account without one (created by an older server) gets it first, so every lock is taken in that order
+  -- and the windows below are read under all of them.
+  INSERT INTO day_counters (account_id, day, count)
+  SELECT DISTINCT u.id, 0, 0 FROM unnest(p_account_ids) AS u(id) ORDER BY 1
+  ON CONFLICT (account_id) DO NOTHING;
   SELECT coalesce(array_agg(d.account_id ORDER BY d.account_id), '{}'), coalesce(array_agg(d.day ORDER BY d.account_id), '{}'),
          coalesce(array_agg(d.count ORDER BY d.account_id), '{}')
     INTO v_acc, v_dday, v_dcount
@@ -443,8 +451,8 @@ BEGIN
   SELECT coalesce(array_agg(r.key_id), '{}'), coalesce(array_agg(r), '{}') INTO v_wkeys, v_ws
     FROM rate_windows AS r WHERE r.key_id = ANY (p_key_ids);
   v_wdirty := array_fill(false, ARRAY[cardinality(v_wkeys)]);
-  -- The expected hashes that name an active, unretired key, with their account's version, as hash:version.
-  SELECT coalesce(array_agg(h.hash || ':' || acc.version), '{}') INTO v_holds
+  -- The expected hashes that name an active, unretired key, as hash:key:account:version.
+  SELECT coalesce(array_agg(h.hash || ':' || k.id || ':' || k.account_id || ':' || acc.version), '{}') INTO v_holds
     FROM key_hashes h
     JOIN api_keys k ON k.id = h.key_id AND k.is_active
     JOIN accounts acc ON acc.id = k.account_id
@@ -461,22 +469,14 @@ BEGIN
      ORDER BY x.account_id COLLATE "C", x.key_id COLLATE "C", x.ord
   LOOP
     v_now := coalesce(it.now, v_clock);
-    IF it.expect_hash IS NOT NULL AND NOT (it.expect_hash || ':' || it.expect_version) = ANY (v_holds) THEN
+    IF it.expect_hash IS NOT NULL
+       AND NOT (it.expect_hash || ':' || it.key_id || ':' || it.account_id || ':' || it.expect_version) = ANY (v_holds) THEN
       v_out[it.i + 1] := json_build_object('kind', 'stale', 'now', v_now);
       CONTINUE;
     END IF;
 
-    -- The account's day row, locked above (or, for an account without one, created and locked now).
+    -- The account's day row, locked above.
     a := array_position(v_acc, it.account_id);
-    IF a IS NULL THEN
-      INSERT INTO day_counters (account_id, day, count) VALUES (it.account_id, 0, 0) ON CONFLICT (account_id) DO NOTHING;
-      SELECT day, count INTO v_day, d_count FROM day_counters WHERE account_id = it.account_id FOR UPDATE;
-      v_acc := array_append(v_acc, it.account_id);
-      v_dday := array_append(v_dday, v_day);
-      v_dcount := array_append(v_dcount, d_count);
-      v_dirty := array_append(v_dirty, false);
-      a := cardinality(v_acc);
-    END IF;
 
     -- The key's window (read above, or created now), guarded by its account's lock.
     w := array_position(v_wkeys, it.key_id);
@@ -619,6 +619,13 @@ CREATE INDEX deliveries_by_webhook ON deliveries (webhook_id, created_at, seq);
 // every key and account its window and day rows up front (see benchdata_admit_batch).
 const ACCOUNT_VERSIONS = `
 ALTER TABLE accounts ADD COLUMN version bigint NOT NULL DEFAULT 0;
+-- Every update of an account moves its version, whoever makes it (an older server, an operator in psql).
+CREATE FUNCTION benchdata_account_version() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.version := OLD.version + 1;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER accounts_version BEFORE UPDATE ON accounts FOR EACH ROW EXECUTE FUNCTION benchdata_account_version();
 INSERT INTO rate_windows (key_id, stamps) SELECT id, '{}' FROM api_keys ON CONFLICT (key_id) DO NOTHING;
 INSERT INTO day_counters (account_id, day, count) SELECT id, 0, 0 FROM accounts ON CONFLICT (account_id) DO NOTHING;
 `;

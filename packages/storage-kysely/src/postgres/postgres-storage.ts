@@ -297,7 +297,19 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       }
     }
   };
-  const admitBatch = batcher(runAdmitBatch, { maxBatch: 256, concurrency: options.admitConcurrency ?? 1 });
+  const admitBatch = batcher(
+    async (inputs: readonly AdmitInput[]): Promise<(AdmitResult | Error)[]> => {
+      try {
+        return await runAdmitBatch(inputs);
+      } catch (e) {
+        // The statement was rolled back whole. Losing the database (or a lock) fails every admission; any other
+        // error is one admission's (a value out of range, say): run them one by one, so only that one fails.
+        if (isPostgresUnavailable(e) || inputs.length === 1) throw e;
+        return Promise.all(inputs.map((input) => runAdmitBatch([input]).then((r) => r[0]!, (one: unknown) => (one instanceof Error ? one : new Error(String(one))))));
+      }
+    },
+    { maxBatch: 256, concurrency: options.admitConcurrency ?? 1 },
+  );
 
   const benchmarks = cachedBenchmarks(
     {
@@ -371,8 +383,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               tier = coalesce(${patch.tier ?? null}::text, tier),
               limits = coalesce(${patch.limits !== undefined ? JSON.stringify(patch.limits) : null}::jsonb, limits),
               allowed_cidrs = coalesce(${patch.allowedCidrs !== undefined ? [...patch.allowedCidrs] : null}::text[], allowed_cidrs),
-              billing = coalesce(${patch.billing !== undefined ? JSON.stringify(patch.billing) : null}::jsonb, billing),
-              version = version + 1
+              billing = coalesce(${patch.billing !== undefined ? JSON.stringify(patch.billing) : null}::jsonb, billing)
             WHERE id = ${accountId} RETURNING *`,
       );
       return r ? accountFromRow(r) : null;

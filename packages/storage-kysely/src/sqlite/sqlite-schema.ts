@@ -190,8 +190,12 @@ CREATE INDEX merchant_snapshots_recent ON merchant_snapshots (account_id, enviro
     version: 3,
     name: "account versions",
     sql: `
--- Bumped by every account update: admissions check it against the lookup the caller decided on.
+-- Bumped by every account update, whoever makes it: admissions check it against the lookup the caller decided on.
 ALTER TABLE accounts ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+CREATE TRIGGER accounts_version AFTER UPDATE OF name, tier, limits, allowed_cidrs, billing ON accounts
+BEGIN
+  UPDATE accounts SET version = version + 1 WHERE id = NEW.id;
+END;
 `,
   },
 ];

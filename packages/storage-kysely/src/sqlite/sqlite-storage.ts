@@ -221,9 +221,11 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
       // The expectation and the window in one statement: the hot path's only read besides the day.
       const r = q(`SELECT (SELECT stamps FROM rate_windows WHERE key_id = ?) AS stamps,
                           EXISTS (SELECT 1 FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
-                                  WHERE h.hash = ? AND h.retired = 0 AND k.is_active = 1 AND a.version = ?) AS holds`).get(
+                                  WHERE h.hash = ? AND h.retired = 0 AND k.id = ? AND k.is_active = 1 AND k.account_id = ? AND a.version = ?) AS holds`).get(
         input.keyId,
         input.expect.keyHash,
+        input.keyId,
+        input.accountId,
         input.expect.version,
       ) as { stamps: Uint8Array | null; holds: number };
       if (r.holds !== 1) return { kind: "stale", now };
@@ -628,7 +630,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     },
     async updateAccount(accountId, patch) {
       const r = q(`UPDATE accounts SET tier = coalesce(@tier, tier), limits = coalesce(@limits, limits),
-                     allowed_cidrs = coalesce(@cidrs, allowed_cidrs), billing = coalesce(@billing, billing), version = version + 1
+                     allowed_cidrs = coalesce(@cidrs, allowed_cidrs), billing = coalesce(@billing, billing)
                    WHERE id = @id RETURNING *`).get({
         id: accountId,
         tier: patch.tier ?? null,

@@ -81,7 +81,12 @@ const CreateAccountBody = v.strictObject({
   tier: v.picklist(TIERS, `must be one of ${TIERS.join(", ")}`),
 });
 
-const count = (min: number) => v.nullable(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(min, `must be at least ${min}`)));
+const count = (min: number, max: number) =>
+  v.nullable(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`)));
+// The sliding window keeps one timestamp per request admitted in the last minute, so its limit stays modest;
+// the daily limit is a 32-bit counter in the databases; money and quotas must stay exact JavaScript integers.
+const MAX_PER_MINUTE = 100_000;
+const MAX_PER_DAY = 2_147_483_647;
 const Cidr = v.pipe(
   v.string(),
   v.check((s) => parseCidr(s) !== null, (issue) => `${JSON.stringify(issue.input)} is not an IPv4 or IPv6 CIDR range`),
@@ -92,11 +97,11 @@ const UpdateAccountBody = v.strictObject({
   limits: v.optional(
     v.pipe(
       v.strictObject({
-        per_minute: v.optional(count(1)),
-        per_day: v.optional(count(1)),
-        monthly_quota: v.optional(count(0)),
-        block_size: v.optional(count(0)),
-        block_price: v.optional(count(0)),
+        per_minute: v.optional(count(1, MAX_PER_MINUTE)),
+        per_day: v.optional(count(1, MAX_PER_DAY)),
+        monthly_quota: v.optional(count(0, Number.MAX_SAFE_INTEGER)),
+        block_size: v.optional(count(0, Number.MAX_SAFE_INTEGER)),
+        block_price: v.optional(count(0, Number.MAX_SAFE_INTEGER)),
       }),
       v.description("Overrides of the tier's limits: a number sets one, null removes it, an absent field keeps it."),
     ),
