@@ -401,7 +401,7 @@ SET plan_cache_mode = force_generic_plan
 SET lock_timeout = '10s'
 AS $$
 DECLARE
-  v_clock bigint := benchdata_clock_ms();
+  v_clock bigint;
   v_out json[] := array_fill(NULL::json, ARRAY[cardinality(p_key_ids)]);
   v_holds text[];
   v_wkeys text[];
@@ -448,6 +448,8 @@ BEGIN
            WHERE account_id = ANY (p_account_ids)
            ORDER BY account_id FOR UPDATE) AS d;
   v_dirty := array_fill(false, ARRAY[cardinality(v_acc)]);
+  -- The database's time once the locks are held: a batch that waited for another decides after it, never before.
+  v_clock := benchdata_clock_ms();
   SELECT coalesce(array_agg(r.key_id), '{}'), coalesce(array_agg(r), '{}') INTO v_wkeys, v_ws
     FROM rate_windows AS r WHERE r.key_id = ANY (p_key_ids);
   v_wdirty := array_fill(false, ARRAY[cardinality(v_wkeys)]);
