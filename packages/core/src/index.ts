@@ -98,4 +98,5 @@ export type { SimulatedCharge, SimulatedOutcome, SimulatedProcessor, SimulatedPr
 export { simulatedProcessor, simulatedRef } from "./billing/simulated-processor.ts";
 export type { BillingWorker, BillingWorkerOptions } from "./billing/billing-worker.ts";
 export { BILLING_LEASE_MARGIN_MS, createBillingWorker, paymentRequestOf } from "./billing/billing-worker.ts";
+export { pendingInvoice } from "./billing/pending-invoice.ts";
 export { quotaAdmission } from "./billing/quota-admission.ts";

@@ -3,7 +3,7 @@
  * over differently (SQLite: JSON text and 0/1; PostgreSQL: arrays, parsed jsonb and booleans; both: bigint
  * columns as numbers or strings), so every reader here accepts either form.
  */
-import type { AccountRecord, ApiKeyRecord, AttemptRecord, EventType, InvoiceRecord, SnapshotRecord, WebhookRecord } from "@benchdata/core";
+import type { AccountRecord, ApiKeyRecord, AttemptRecord, DeliveryRecord, EventType, InvoiceRecord, SnapshotRecord, WebhookRecord } from "@benchdata/core";
 
 /** A row as a driver returns it. */
 export type Row = Record<string, unknown>;
@@ -97,6 +97,23 @@ export function attemptFromRow(r: Row): AttemptRecord {
     latencyMs: num(r.latency_ms),
     error: strOrNull(r.error),
     responseBody: String(r.response_body),
+  };
+}
+
+/** A delivery row (joined with its event's `event_type`) and its attempt rows, oldest first. */
+export function deliveryFromRow(r: Row, attempts: readonly Row[]): DeliveryRecord {
+  const status = r.status as DeliveryRecord["status"];
+  return {
+    id: String(r.id),
+    eventId: String(r.event_id),
+    eventType: r.event_type as EventType,
+    webhookId: String(r.webhook_id),
+    accountId: String(r.account_id),
+    status,
+    attempts: num(r.attempts),
+    nextAttemptAt: status === "pending" ? numOrNull(r.next_attempt_at) : null,
+    createdAt: num(r.created_at),
+    attemptLog: attempts.map(attemptFromRow),
   };
 }
 

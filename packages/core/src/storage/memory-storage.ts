@@ -8,7 +8,7 @@ import { ALL_SEGMENTS } from "../data/source.ts";
 import type { Category, Metric } from "../data/catalog.ts";
 import type { Granularity } from "../data/period.ts";
 import { parsePeriod } from "../data/period.ts";
-import { cryptoRandom, isoTime } from "../clock/clock.ts";
+import { cryptoRandom } from "../clock/clock.ts";
 import { newId } from "../ids/new-id.ts";
 import type { EventDraft } from "../events/events.ts";
 import { serializeEvent } from "../events/events.ts";
@@ -22,9 +22,10 @@ import {
   quotaWarningEvent,
 } from "../events/builders.ts";
 import { dailyWindow, utcDay } from "../rate-limit/daily-window.ts";
+import { pendingInvoice } from "../billing/pending-invoice.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
 import type { QuotaPlan, QuotaState } from "../quota/quota.ts";
-import { EMPTY_QUOTA, allowance, chargeIdempotencyKey, quotaChargeFailed, quotaChargeSucceeded, quotaRequest } from "../quota/quota.ts";
+import { EMPTY_QUOTA, allowance, quotaChargeFailed, quotaChargeSucceeded, quotaRequest } from "../quota/quota.ts";
 import type {
   AccountRecord,
   AdmitInput,
@@ -418,24 +419,7 @@ export function createMemoryStorage(): Storage {
       }
       let chargeInvoiceId: string | null = null;
       if (step.charge) {
-        const periodStartIso = isoTime(start);
-        const record: InvoiceRecord = {
-          id: qi.invoiceId,
-          accountId: input.accountId,
-          periodStart: periodStartIso,
-          periodEnd: isoTime(q.periodEnd),
-          block: step.charge.block,
-          attempt: step.charge.attempt,
-          amount: step.charge.amount,
-          currency: qi.currency,
-          status: "pending",
-          idempotencyKey: chargeIdempotencyKey(input.accountId, periodStartIso, step.charge.block, step.charge.attempt),
-          processorRef: null,
-          callsUsed: step.state.used,
-          createdAt: now,
-          resolvedAt: null,
-          failureReason: null,
-        };
+        const record = pendingInvoice({ id: qi.invoiceId, accountId: input.accountId, periodStart: start, periodEnd: q.periodEnd, charge: step.charge, currency: qi.currency, callsUsed: step.state.used, now });
         invoices.set(record.id, { record, leaseToken: null, leaseUntil: 0 });
         chargeInvoiceId = record.id;
       }
@@ -633,24 +617,7 @@ export function createMemoryStorage(): Storage {
       const block = s.blocks + 1;
       const attempt = s.blockAttempts + 1;
       q.state = { ...s, pendingBlock: block, chargeAttempts: s.chargeAttempts + 1, blockAttempts: attempt };
-      const periodStartIso = isoTime(start);
-      const record: InvoiceRecord = {
-        id: invoiceId,
-        accountId,
-        periodStart: periodStartIso,
-        periodEnd: isoTime(q.periodEnd),
-        block,
-        attempt,
-        amount: blockPrice,
-        currency,
-        status: "pending",
-        idempotencyKey: chargeIdempotencyKey(accountId, periodStartIso, block, attempt),
-        processorRef: null,
-        callsUsed: s.used,
-        createdAt: now,
-        resolvedAt: null,
-        failureReason: null,
-      };
+      const record = pendingInvoice({ id: invoiceId, accountId, periodStart: start, periodEnd: q.periodEnd, charge: { block, attempt, amount: blockPrice }, currency, callsUsed: s.used, now });
       invoices.set(invoiceId, { record, leaseToken: null, leaseUntil: 0 });
       return record;
     },

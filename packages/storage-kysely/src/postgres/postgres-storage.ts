@@ -18,7 +18,6 @@ import type {
   AdmitInput,
   AdmitResult,
   ApiKeyRecord,
-  AttemptRecord,
   ClaimedCharge,
   ClaimedDelivery,
   DeliveryRecord,
@@ -51,7 +50,7 @@ import { registerImportBackend, RowCodec } from "../import/staging.ts";
 import type { ReplacedPeriod, StagedRow, Staging } from "../import/staging.ts";
 import type { SqlStorage } from "../sql-storage.ts";
 import type { Row } from "../rows.ts";
-import { accountFromRow, attemptFromRow, invoiceFromRow, json, keyFromRow, lookupAccountFromRow, num, numOrNull, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
+import { accountFromRow, deliveryFromRow, invoiceFromRow, json, keyFromRow, lookupAccountFromRow, num, numOrNull, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres-schema.ts";
 
 /** Options of the PostgreSQL storage. */
@@ -76,22 +75,8 @@ const MIGRATION_LOCK = 7_286_931_002_114_551n;
 const CLAIM_LOCK_CLASS = 1_650_617_446;
 
 
-function deliveryFromRow(r: Row): DeliveryRecord {
-  const status = r.status as DeliveryRecord["status"];
-  const log = json<Row[]>(r.attempt_log);
-  return {
-    id: String(r.id),
-    eventId: String(r.event_id),
-    eventType: r.event_type as EventType,
-    webhookId: String(r.webhook_id),
-    accountId: String(r.account_id),
-    status,
-    attempts: num(r.attempts),
-    nextAttemptAt: status === "pending" ? numOrNull(r.next_attempt_at) : null,
-    createdAt: num(r.created_at),
-    attemptLog: log.map(attemptFromRow),
-  };
-}
+/** A delivery row with its attempts aggregated as `attempt_log` (JSON). */
+const deliveryWithLog = (r: Row): DeliveryRecord => deliveryFromRow(r, json<Row[]>(r.attempt_log));
 
 /** The rows of a query (typed by the caller: the SQL is the schema). */
 async function all<T = Row>(db: Db, query: RawBuilder<unknown>): Promise<T[]> {
@@ -611,7 +596,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     },
     async listDeliveries(accountId, webhookId, limit) {
       const rows = await all(db, sql`${DELIVERY_SELECT} WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} ORDER BY d.created_at DESC, d.seq DESC LIMIT ${limit}::integer`);
-      return rows.map(deliveryFromRow);
+      return rows.map(deliveryWithLog);
     },
     async retryDelivery(accountId, webhookId, deliveryId, now) {
       return tx(async (trx) => {
@@ -625,7 +610,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         await sql`UPDATE deliveries SET status = 'pending', next_attempt_at = ${now}::bigint, lease_token = NULL, lease_until = 0
                   WHERE id = ${deliveryId} AND NOT (status = 'pending' AND lease_token IS NOT NULL AND lease_until > ${now}::bigint)`.execute(trx);
         const r = await one(trx, sql`${DELIVERY_SELECT} WHERE d.id = ${deliveryId}`);
-        return r ? deliveryFromRow(r) : null;
+        return r ? deliveryWithLog(r) : null;
       });
     },
 

@@ -40,18 +40,17 @@ import type {
 import {
   allowance,
   billingPeriod,
-  chargeIdempotencyKey,
   cryptoRandom,
   dailyWindow,
   EMPTY_QUOTA,
   invoiceFailedEvent,
   invoicePaidEvent,
-  isoTime,
   keyCreatedEvent,
   keyRevokedEvent,
   keyRotatedEvent,
   newId,
   parsePeriod,
+  pendingInvoice,
   quotaChargeFailed,
   quotaChargeSucceeded,
   quotaExhaustedEvent,
@@ -68,7 +67,7 @@ import { registerImportBackend } from "../import/staging.ts";
 import { batcher } from "../batch/batcher.ts";
 import type { SqlStorage } from "../sql-storage.ts";
 import type { Row } from "../rows.ts";
-import { accountFromRow, attemptFromRow, invoiceFromRow, keyFromRow, lookupAccountFromRow, num, numOrNull, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
+import { accountFromRow, deliveryFromRow, invoiceFromRow, keyFromRow, lookupAccountFromRow, num, numOrNull, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite-schema.ts";
 import { withSqliteStaging } from "./sqlite-staging.ts";
 import { windowOverLog } from "./stamp-log.ts";
@@ -156,20 +155,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
   }
 
   function deliveryRecord(r: Row): DeliveryRecord {
-    const attempts = q("SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq").all(r.id) as Row[];
-    const status = r.status as DeliveryRecord["status"];
-    return {
-      id: String(r.id),
-      eventId: String(r.event_id),
-      eventType: r.event_type as EventType,
-      webhookId: String(r.webhook_id),
-      accountId: String(r.account_id),
-      status,
-      attempts: num(r.attempts),
-      nextAttemptAt: status === "pending" ? numOrNull(r.next_attempt_at) : null,
-      createdAt: num(r.created_at),
-      attemptLog: attempts.map(attemptFromRow),
-    };
+    return deliveryFromRow(r, q("SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq").all(r.id) as Row[]);
   }
 
   const DELIVERY_SELECT = "SELECT d.*, e.type AS event_type FROM deliveries d JOIN events e ON e.id = d.event_id";
@@ -274,24 +260,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     }
     let chargeInvoiceId: string | null = null;
     if (step.charge) {
-      const periodStartIso = isoTime(start);
-      insertInvoice({
-        id: qi.invoiceId,
-        accountId: input.accountId,
-        periodStart: periodStartIso,
-        periodEnd: isoTime(end),
-        block: step.charge.block,
-        attempt: step.charge.attempt,
-        amount: step.charge.amount,
-        currency: qi.currency,
-        status: "pending",
-        idempotencyKey: chargeIdempotencyKey(input.accountId, periodStartIso, step.charge.block, step.charge.attempt),
-        processorRef: null,
-        callsUsed: step.state.used,
-        createdAt: now,
-        resolvedAt: null,
-        failureReason: null,
-      });
+      insertInvoice(pendingInvoice({ id: qi.invoiceId, accountId: input.accountId, periodStart: start, periodEnd: end, charge: step.charge, currency: qi.currency, callsUsed: step.state.used, now }));
       chargeInvoiceId = qi.invoiceId;
     }
     return {
@@ -511,24 +480,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     const block = s.blocks + 1;
     const attempt = s.blockAttempts + 1;
     writeQuota(accountId, start, end, { ...s, pendingBlock: block, chargeAttempts: s.chargeAttempts + 1, blockAttempts: attempt });
-    const periodStartIso = isoTime(start);
-    const record: InvoiceRecord = {
-      id: invoiceId,
-      accountId,
-      periodStart: periodStartIso,
-      periodEnd: isoTime(end),
-      block,
-      attempt,
-      amount: blockPrice,
-      currency,
-      status: "pending",
-      idempotencyKey: chargeIdempotencyKey(accountId, periodStartIso, block, attempt),
-      processorRef: null,
-      callsUsed: s.used,
-      createdAt: now,
-      resolvedAt: null,
-      failureReason: null,
-    };
+    const record = pendingInvoice({ id: invoiceId, accountId, periodStart: start, periodEnd: end, charge: { block, attempt, amount: blockPrice }, currency, callsUsed: s.used, now });
     insertInvoice(record);
     return record;
   });
