@@ -4,15 +4,9 @@
  * charges, console retries) give exactly the memory store's results in SQLite and in PostgreSQL, whose
  * admit is a plpgsql re-statement of core's pure functions.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryStorage } from "@benchdata/core";
 import type { AdmitResult, ClaimedCharge, Storage } from "@benchdata/core";
-import { openStorage } from "./open-storage.ts";
-import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+import { differential } from "./test-support/differential.ts";
 
 type Op =
   | { kind: "admit"; dt: number; key: number; perMinute: number; perDay: number; live: boolean; baseQuota: number }
@@ -38,7 +32,6 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 
 // Two minutes before a UTC midnight that is also the first of a month.
 const T0 = Date.UTC(2026, 10, 30, 23, 58, 0);
-let run = 0;
 
 async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknown[]> {
   const acc = `acc_${tag}`;
@@ -85,41 +78,10 @@ async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknow
   return out;
 }
 
-const pgOn = await pgAvailableForTests("admit-differential");
-
-describe("admit differential: memory vs sqlite vs postgres", () => {
-  const dir = mkdtempSync(join(tmpdir(), "benchdata-diff-"));
-  const stores: { name: string; s: Storage }[] = [];
-  let dropPg: (() => Promise<void>) | null = null;
-  beforeAll(async () => {
-    const sqlite = await openStorage(`sqlite:${join(dir, "diff.db")}`, { clock: "app" });
-    await sqlite.migrate();
-    stores.push({ name: "sqlite", s: sqlite });
-    if (pgOn) {
-      const t = await createTestDatabase();
-      const pg = await openStorage(t.url, { clock: "app" });
-      await pg.migrate();
-      stores.push({ name: "postgres", s: pg });
-      dropPg = t.drop;
-    }
-  });
-  afterAll(async () => {
-    for (const { s } of stores) await s.close();
-    await dropPg?.();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  it("every store decides every step exactly as the memory store", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 40 }), async (ops) => {
-        const tag = `r${++run}`;
-        const expected = await play(createMemoryStorage(), ops, tag);
-        for (const { name, s } of stores) {
-          const got = await play(s, ops, tag);
-          expect({ name, got }).toEqual({ name, got: expected });
-        }
-      }),
-      { numRuns: 60 },
-    );
-  }, 120_000);
+await differential({
+  title: "admit differential: memory vs sqlite vs postgres",
+  claim: "every store decides every step exactly as the memory store",
+  op: opArb,
+  maxOps: 40,
+  play,
 });

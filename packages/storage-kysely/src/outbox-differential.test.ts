@@ -4,15 +4,10 @@
  * console retries and webhook deletions hand out the same deliveries in the same order in the memory
  * store (whose claims read a queue kept in claim order) as in SQLite and PostgreSQL.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryStorage, isoTime } from "@benchdata/core";
+import { isoTime } from "@benchdata/core";
 import type { ClaimedDelivery, DeliveryRecord, EventDraft, Storage } from "@benchdata/core";
-import { openStorage } from "./open-storage.ts";
-import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+import { differential } from "./test-support/differential.ts";
 
 type Op =
   | { kind: "emit"; dt: number; revoked: boolean }
@@ -47,7 +42,6 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 );
 
 const T0 = Date.UTC(2026, 10, 16, 12);
-let run = 0;
 
 /** A delivery without what differs between stores by design (its id). */
 function seen(d: DeliveryRecord): unknown {
@@ -103,41 +97,10 @@ async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknow
   return out;
 }
 
-const pgOn = await pgAvailableForTests("outbox-differential");
-
-describe("outbox differential: memory vs sqlite vs postgres", () => {
-  const dir = mkdtempSync(join(tmpdir(), "benchdata-outbox-"));
-  const stores: { name: string; s: Storage }[] = [];
-  let dropPg: (() => Promise<void>) | null = null;
-  beforeAll(async () => {
-    const sqlite = await openStorage(`sqlite:${join(dir, "outbox.db")}`, { clock: "app" });
-    await sqlite.migrate();
-    stores.push({ name: "sqlite", s: sqlite });
-    if (pgOn) {
-      const t = await createTestDatabase();
-      const pg = await openStorage(t.url, { clock: "app" });
-      await pg.migrate();
-      stores.push({ name: "postgres", s: pg });
-      dropPg = t.drop;
-    }
-  });
-  afterAll(async () => {
-    for (const { s } of stores) await s.close();
-    await dropPg?.();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  it("every store claims, completes, retries and lists exactly as the memory store", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 60 }), async (ops) => {
-        const tag = `o${++run}`;
-        const expected = await play(createMemoryStorage(), ops, tag);
-        for (const { name, s } of stores) {
-          const got = await play(s, ops, tag);
-          expect({ name, got }).toEqual({ name, got: expected });
-        }
-      }),
-      { numRuns: 60 },
-    );
-  }, 120_000);
+await differential({
+  title: "outbox differential: memory vs sqlite vs postgres",
+  claim: "every store claims, completes, retries and lists exactly as the memory store",
+  op: opArb,
+  maxOps: 60,
+  play,
 });
