@@ -5,6 +5,8 @@
 // (iteration, mutation, getSetCookie, inspection), delegating to it from then on. Its prototype chain
 // ends in Headers.prototype and its `constructor` is Headers, so `instanceof Headers` holds.
 
+import { delegateToReal } from "./bridge-delegate.ts";
+
 const NativeHeaders: typeof Headers = globalThis.Headers;
 const nativeGet = NativeHeaders.prototype.get;
 const nativeHas = NativeHeaders.prototype.has;
@@ -106,36 +108,7 @@ const proto = BridgeHeaders.prototype as unknown as Record<PropertyKey, unknown>
 // Every other member (the iterators and Symbol.iterator, inspection, the runtime's own symbol-keyed
 // accessors) runs on the real Headers. A Symbol.iterator of our own also steers `new Headers(h)`,
 // `new Request(url, { headers: h })` and fetch away from reading internals this object does not have.
-for (const key of Reflect.ownKeys(NativeHeaders.prototype)) {
-  if (key === "constructor" || key === "get" || key === "has") continue;
-  const descriptor = Object.getOwnPropertyDescriptor(NativeHeaders.prototype, key);
-  if (descriptor === undefined) continue;
-  if (typeof descriptor.value === "function") {
-    const method = descriptor.value as (...args: unknown[]) => unknown;
-    Object.defineProperty(proto, key, {
-      configurable: true,
-      writable: true,
-      value: function (this: BridgeHeaders, ...args: unknown[]): unknown {
-        return method.apply(realOf(this), args);
-      },
-    });
-  } else if (descriptor.get !== undefined || descriptor.set !== undefined) {
-    const { get, set } = descriptor;
-    Object.defineProperty(proto, key, {
-      configurable: true,
-      get:
-        get &&
-        function (this: BridgeHeaders): unknown {
-          return get.call(realOf(this));
-        },
-      set:
-        set &&
-        function (this: BridgeHeaders, value: unknown): void {
-          set.call(realOf(this), value);
-        },
-    });
-  }
-}
+delegateToReal(proto, NativeHeaders.prototype, Reflect.ownKeys(NativeHeaders.prototype), new Set(["constructor", "get", "has"]), realOf);
 // `headers.constructor` is Headers, as on a real one (so `new headers.constructor(init)` builds a Headers).
 Object.defineProperty(proto, "constructor", { configurable: true, writable: true, value: NativeHeaders });
 Object.setPrototypeOf(BridgeHeaders.prototype, NativeHeaders.prototype);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { bridgeHeaders, nativeHeaders } from "./bridge-headers.ts";
+import { delegateToReal } from "./bridge-delegate.ts";
 
 // A real `Request` costs about 10 µs on Node 20 (URL parsing, Headers, AbortSignal, body stream).
 // Most handlers read only method, url and a header or two, so the bridge hands them this stand-in:
@@ -230,29 +231,7 @@ class LazyRequest {
 }
 
 const proto = LazyRequest.prototype as unknown as Record<string, unknown>;
-for (const name of Object.getOwnPropertyNames(NativeRequest.prototype)) {
-  if (name === "constructor" || name === "method" || name === "url" || name === "headers") continue;
-  const descriptor = Object.getOwnPropertyDescriptor(NativeRequest.prototype, name);
-  if (descriptor === undefined) continue;
-  if (typeof descriptor.value === "function") {
-    const method = descriptor.value as (...args: unknown[]) => unknown;
-    Object.defineProperty(proto, name, {
-      configurable: true,
-      writable: true,
-      value: function (this: Slots, ...args: unknown[]): unknown {
-        return method.apply(materialize(this), args);
-      },
-    });
-  } else if (descriptor.get !== undefined) {
-    const getter = descriptor.get;
-    Object.defineProperty(proto, name, {
-      configurable: true,
-      get(this: Slots): unknown {
-        return getter.call(materialize(this));
-      },
-    });
-  }
-}
+delegateToReal(proto, NativeRequest.prototype, Object.getOwnPropertyNames(NativeRequest.prototype), new Set(["constructor", "method", "url", "headers"]), materialize);
 // The runtime reads its own Requests through internal symbols (`new Request(request)`, `fetch(request)`
 // read the state, signal and headers that way). Answer those from the real Request too.
 for (const key of Object.getOwnPropertySymbols(new NativeRequest("http://localhost/"))) {

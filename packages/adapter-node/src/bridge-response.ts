@@ -4,6 +4,8 @@
 // for more than its status. Anything it cannot represent exactly goes to the real constructor at once,
 // so every error and default (status range, header syntax, text/plain content type) stays standard.
 
+import { delegateToReal } from "./bridge-delegate.ts";
+
 // Registered symbols, so a second copy of this module (two installed versions) reads the same slots
 // and finds the runtime's own constructor behind a BridgeResponse that is already global.
 const kParts = Symbol.for("benchdata.bridge-response.parts");
@@ -177,29 +179,7 @@ export class BridgeResponse {
 }
 
 const proto = BridgeResponse.prototype as unknown as Record<string, unknown>;
-for (const name of Object.getOwnPropertyNames(NativeResponse.prototype)) {
-  if (name === "constructor") continue;
-  const descriptor = Object.getOwnPropertyDescriptor(NativeResponse.prototype, name);
-  if (descriptor === undefined) continue;
-  if (typeof descriptor.value === "function") {
-    const method = descriptor.value as (...args: unknown[]) => unknown;
-    Object.defineProperty(proto, name, {
-      configurable: true,
-      writable: true,
-      value: function (this: BridgeResponse, ...args: unknown[]): unknown {
-        return method.apply(real(this), args);
-      },
-    });
-  } else if (descriptor.get !== undefined) {
-    const getter = descriptor.get;
-    Object.defineProperty(proto, name, {
-      configurable: true,
-      get(this: BridgeResponse): unknown {
-        return getter.call(real(this));
-      },
-    });
-  }
-}
+delegateToReal(proto, NativeResponse.prototype, Object.getOwnPropertyNames(NativeResponse.prototype), new Set(["constructor"]), real);
 // status and ok are read by routers and middleware all the time; answer them without building anything.
 Object.defineProperty(proto, "status", {
   configurable: true,
