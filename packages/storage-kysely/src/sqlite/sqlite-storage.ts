@@ -70,7 +70,9 @@ import type { Row } from "../rows.ts";
 import { accountFromRow, deliveryFromRow, invoiceFromRow, keyFromRow, lookupAccountFromRow, num, numOrNull, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite-schema.ts";
 import { withSqliteStaging } from "./sqlite-staging.ts";
-import { windowOverLog } from "./stamp-log.ts";
+import type { DatabaseMark, DayCount } from "./admission-memo.ts";
+import { admissionMemo } from "./admission-memo.ts";
+import { logBytes, windowOverLog } from "./stamp-log.ts";
 
 /** Options of the SQLite storage. */
 export interface SqliteStorageOptions {
@@ -85,6 +87,10 @@ export interface SqliteStorageOptions {
 }
 
 
+
+/** How many windows, day counters and checked lookups a connection's admissions remember (see admission-memo.ts). */
+const ADMISSION_MEMO_SIZE = 20_000;
+const EMPTY_LOG = new Float64Array(0);
 
 function quotaFromRow(r: Row | undefined): QuotaState {
   if (!r) return EMPTY_QUOTA;
@@ -195,37 +201,59 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
        VALUES (@id, @accountId, @periodStart, @periodEnd, @block, @attempt, @amount, @currency, @status, @idempotencyKey, @processorRef, @callsUsed, @createdAt, @resolvedAt, @failureReason)`).run(r);
   }
 
-  /**
-   * One admission, inside the batch's write transaction. The batch's day counters live in `days` (read once per
-   * account, written once at the end of the batch); windows and quotas are read and written per admission, so
-   * a key or account that comes twice in a batch sees its own earlier admission.
-   */
-  function admitIn(input: AdmitInput, days: Map<string, { day: number; count: number; dirty: boolean }>): AdmitResult {
-    const now = timeOf(input.now);
-    let stamps: Uint8Array | undefined;
-    if (input.expect !== undefined) {
-      // The expectation and the window in one statement: the hot path's only read besides the day.
-      const r = q(`SELECT (SELECT stamps FROM rate_windows WHERE key_id = ?) AS stamps,
-                          EXISTS (SELECT 1 FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
-                                  WHERE h.hash = ? AND h.retired = 0 AND k.id = ? AND k.is_active = 1 AND k.account_id = ? AND a.version = ?) AS holds`).get(
-        input.keyId,
-        input.expect.keyHash,
-        input.keyId,
-        input.accountId,
-        input.expect.version,
-      ) as { stamps: Uint8Array | null; holds: number };
-      if (r.holds !== 1) return { kind: "stale", now };
-      stamps = r.stamps ?? undefined;
-    } else {
-      stamps = (q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(input.keyId) as { stamps: Uint8Array } | undefined)?.stamps;
+  // Admissions remember the rows they wrote while nothing else writes the database (admission-memo.ts).
+  const memo = admissionMemo(ADMISSION_MEMO_SIZE);
+  const readMark = (): DatabaseMark => {
+    const r = q("SELECT (SELECT data_version FROM pragma_data_version) AS v, total_changes() AS t").get() as { v: number; t: number };
+    return { dataVersion: r.v, totalChanges: r.t };
+  };
+
+  /** Whether a remembered lookup still names this active, unretired key of this account at this version. */
+  function expectationHolds(input: AdmitInput, expect: NonNullable<AdmitInput["expect"]>): boolean {
+    const known = memo.expectations.get(expect.keyHash);
+    if (known !== undefined && known.keyId === input.keyId && known.accountId === input.accountId && known.version === expect.version) return true;
+    const holds = q(`SELECT EXISTS (SELECT 1 FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
+                                    WHERE h.hash = ? AND h.retired = 0 AND k.id = ? AND k.is_active = 1 AND k.account_id = ? AND a.version = ?) AS holds`).get(
+      expect.keyHash,
+      input.keyId,
+      input.accountId,
+      expect.version,
+    ) as { holds: number };
+    if (holds.holds !== 1) return false;
+    memo.expectations.set(expect.keyHash, { keyId: input.keyId, accountId: input.accountId, version: expect.version });
+    return true;
+  }
+
+  /** The key's admission log as stored (remembered, or read). */
+  function windowOf(keyId: string): Float64Array {
+    let log = memo.windows.get(keyId);
+    if (log === undefined) {
+      const r = q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(keyId) as { stamps: Uint8Array } | undefined;
+      memo.windows.set(keyId, (log = r === undefined ? EMPTY_LOG : decodeFloat64(r.stamps)));
     }
-    const minuteD = windowOverLog(stamps, now, input.perMinute, input.windowMs);
-    let counter = days.get(input.accountId);
+    return log;
+  }
+
+  /** The account's day counter as stored (remembered, or read). */
+  function dayOf(accountId: string, now: number): DayCount {
+    let counter = memo.days.get(accountId);
     if (counter === undefined) {
-      const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(input.accountId) as { day: number; count: number } | undefined;
-      counter = { day: d?.day ?? utcDay(now), count: d?.count ?? 0, dirty: false };
-      days.set(input.accountId, counter);
+      const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(accountId) as { day: number; count: number } | undefined;
+      memo.days.set(accountId, (counter = { day: d?.day ?? utcDay(now), count: d?.count ?? 0 }));
     }
+    return counter;
+  }
+
+  /**
+   * One admission, inside the batch's write transaction. Windows and quotas are written per admission, day
+   * counters once at the end of the batch (`dirtyDays`); a key or account that comes twice in a batch sees its
+   * own earlier admission.
+   */
+  function admitIn(input: AdmitInput, dirtyDays: Map<string, DayCount>): AdmitResult {
+    const now = timeOf(input.now);
+    if (input.expect !== undefined && !expectationHolds(input, input.expect)) return { kind: "stale", now };
+    const minuteD = windowOverLog(windowOf(input.keyId), now, input.perMinute, input.windowMs);
+    const counter = dayOf(input.accountId, now);
     const dayD = dailyWindow(counter.day, counter.count, now, input.perDay);
     const minute: WindowInfo = { limit: input.perMinute, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
     const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
@@ -241,10 +269,12 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
         retryAfterMs: Math.max(minuteD.retryAfterMs, dayD.retryAfterMs),
       };
     }
-    q("INSERT INTO rate_windows (key_id, stamps) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET stamps = excluded.stamps").run(input.keyId, minuteD.log);
+    const log = minuteD.log as Float64Array;
+    q("INSERT INTO rate_windows (key_id, stamps) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET stamps = excluded.stamps").run(input.keyId, logBytes(log));
+    memo.windows.set(input.keyId, log);
     counter.day = dayD.day;
     counter.count = dayD.count;
-    counter.dirty = true;
+    dirtyDays.set(input.accountId, counter);
     if (input.quota === null) return { kind: "allowed", now, minute, day, quota: null };
 
     const qi = input.quota;
@@ -277,13 +307,24 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
 
   // Admissions made close together share one write transaction, one BEGIN IMMEDIATE … COMMIT (batcher.ts):
   // the lock, the commit and the WAL frames of the rows they touch are paid once per batch, not per request.
-  const admitAll = immediate((inputs: readonly AdmitInput[]): AdmitResult[] => {
-    const days = new Map<string, { day: number; count: number; dirty: boolean }>();
-    const results = inputs.map((input) => admitIn(input, days));
+  const admitTx = immediate((inputs: readonly AdmitInput[]): AdmitResult[] => {
+    memo.begin(readMark());
+    const dirtyDays = new Map<string, DayCount>();
+    const results = inputs.map((input) => admitIn(input, dirtyDays));
     const put = q("INSERT INTO day_counters (account_id, day, count) VALUES (?, ?, ?) ON CONFLICT (account_id) DO UPDATE SET day = excluded.day, count = excluded.count");
-    for (const [accountId, d] of days) if (d.dirty) put.run(accountId, d.day, d.count);
+    for (const [accountId, d] of dirtyDays) put.run(accountId, d.day, d.count);
+    memo.end(readMark());
     return results;
   });
+  const admitAll = (inputs: readonly AdmitInput[]): AdmitResult[] => {
+    try {
+      return admitTx(inputs);
+    } catch (e) {
+      // Rolled back: what the batch remembered was never stored.
+      memo.forget();
+      throw e;
+    }
+  };
   const admitBatch = batcher(
     (inputs: readonly AdmitInput[]): (AdmitResult | Error)[] => {
       try {

@@ -1,10 +1,16 @@
 /**
- * core's `slidingWindow` over a stored admission log (float64 little-endian bytes, ascending) without turning
- * it into a JavaScript array and back: the hot path reads, decides and writes one log per request.
+ * core's `slidingWindow` over an admission log kept as a Float64Array (ascending; stored as float64
+ * little-endian bytes) without turning it into a JavaScript array and back: the hot path decides and writes
+ * one log per request.
  */
-import { decodeFloat64, encodeFloat64 } from "../cells/cell-codec.ts";
+import { encodeFloat64 } from "../cells/cell-codec.ts";
 
 const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f;
+
+/** A log's bytes as stored (float64 little-endian): a view of the array itself where the machine is little-endian. */
+export function logBytes(log: Float64Array): Uint8Array {
+  return LITTLE_ENDIAN ? new Uint8Array(log.buffer, log.byteOffset, log.byteLength) : encodeFloat64(log);
+}
 
 /** What `windowOverLog` decided: the same figures as core's SlidingWindowDecision, and the log to store when allowed. */
 export interface LogDecision {
@@ -13,12 +19,11 @@ export interface LogDecision {
   readonly resetAt: number;
   readonly retryAfterMs: number;
   /** The new log (the live stamps and `now`, ascending), or null when refused. */
-  readonly log: Uint8Array | null;
+  readonly log: Float64Array | null;
 }
 
-/** Decides one request at `now` against a stored log exactly as core's `slidingWindow` does. */
-export function windowOverLog(bytes: Uint8Array | undefined, now: number, limit: number, windowMs: number): LogDecision {
-  const stamps = bytes === undefined ? new Float64Array(0) : decodeFloat64(bytes);
+/** Decides one request at `now` against a log exactly as core's `slidingWindow` does. */
+export function windowOverLog(stamps: Float64Array, now: number, limit: number, windowMs: number): LogDecision {
   const n = stamps.length;
   const floor = now - windowMs;
   // The log is ascending: binary search for the first stamp inside the window.
@@ -44,7 +49,7 @@ export function windowOverLog(bytes: Uint8Array | undefined, now: number, limit:
       remaining: limit - (live + 1),
       resetAt: out[0]! + windowMs,
       retryAfterMs: 0,
-      log: LITTLE_ENDIAN ? new Uint8Array(out.buffer) : encodeFloat64(out),
+      log: out,
     };
   }
   // Full: a slot frees when the (live - limit + 1)-th oldest stamp leaves the window.
