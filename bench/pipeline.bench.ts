@@ -20,6 +20,7 @@ import pg from "pg";
 import type { Storage } from "@benchdata/core";
 import { createMemoryStorage, defineConfig, hashSecret } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
+import { hashSecretNode } from "../packages/adapter-node/src/hash-secret-node.ts";
 import { openStorage } from "@benchdata/storage-kysely";
 import { installBridgeResponse, simpleResponseParts } from "../packages/adapter-node/src/bridge-response.ts";
 import { cpuMsOfCommand } from "./lib/process-cpu.ts";
@@ -95,7 +96,7 @@ interface Rig {
 async function rig(kind: PipelineStoreResult["storage"], url: string | null, keys: number): Promise<Rig> {
   const storage: Storage = kind === "memory" ? createMemoryStorage() : await openStorage(url as string);
   await storage.migrate();
-  const app = createApp({ storage, config: defineConfig({ target: "test" }), adminToken: ADMIN });
+  const app = createApp({ storage, config: defineConfig({ target: "test" }), adminToken: ADMIN, hashSecret: hashSecretNode });
   const raw = await seedKeys({ fetch: app.fetch, adminToken: ADMIN, keys, environment: "test" });
   return { fetch: app.fetch, storage, keys: raw, close: () => storage.close() };
 }

@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CATEGORIES, defineConfig, metricsOf } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
+import { hashSecretNode } from "../packages/adapter-node/src/hash-secret-node.ts";
 import { importFile, openStorage } from "@benchdata/storage-kysely";
 import { installBridgeResponse, simpleResponseParts } from "../packages/adapter-node/src/bridge-response.ts";
 import { seedKeys } from "./lib/seed-keys.ts";
@@ -112,7 +113,7 @@ export async function runQueryBench(options: { businesses?: number; quarters?: n
     log(`query bench: imported ${rows.toLocaleString("en")} rows of ${summary.businesses.toLocaleString("en")} businesses into ${summary.cells} cells in ${importSeconds.toFixed(1)} s`);
 
     const adminToken = "bench-admin-token";
-    const app = createApp({ storage, config: defineConfig({ target: "live" }), adminToken });
+    const app = createApp({ storage, config: defineConfig({ target: "live" }), adminToken, hashSecret: hashSecretNode });
     // Enterprise keys: 1000 requests per minute each, so spread the requests over enough of them.
     const keys = await seedKeys({ fetch: app.fetch, adminToken, keys: Math.max(20, Math.ceil((perEndpoint * 4.5) / 800)), environment: "live" });
     const endpoints: [string, (category: string) => string][] = [

@@ -10,6 +10,7 @@ import type { Storage } from "@benchdata/core";
 import { createMemoryStorage, defineConfig } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import { openStorage } from "@benchdata/storage-kysely";
+import { hashSecretNode } from "../../packages/adapter-node/src/hash-secret-node.ts";
 import { serve } from "../../packages/adapter-node/src/serve.ts";
 import { seedKeys } from "./seed-keys.ts";
 import { saveProfile } from "./profile-hook.ts";
@@ -21,7 +22,8 @@ const storage: Storage = kind === "memory" ? createMemoryStorage() : await openS
 await storage.migrate();
 const adminToken = "bench-admin-token";
 // Test keys on a test-target deployment: the synthetic dataset, rate limited, never billed.
-const app = createApp({ storage, config: defineConfig({ target: "test" }), adminToken });
+// Configured as `benchdata serve` configures it (the native SHA-256 included).
+const app = createApp({ storage, config: defineConfig({ target: "test" }), adminToken, hashSecret: hashSecretNode });
 const keys = await seedKeys({ fetch: app.fetch, adminToken, keys: Number(process.env.BENCH_KEYS ?? 500), environment: "test" });
 writeFileSync(process.env.BENCH_KEYS_FILE as string, JSON.stringify(keys));
 

@@ -4,7 +4,7 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { bridge } from "@benchdata/adapter-node";
+import { bridge, hashSecretNode } from "@benchdata/adapter-node";
 import { createMemoryStorage, cryptoRandom, defineConfig, newId, systemClock } from "@benchdata/core";
 import type { Storage, Tier } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
@@ -41,6 +41,7 @@ export async function start(port = 8789): Promise<{ url: string; server: Server;
   const benchdata = createApp({
     storage,
     config: defineConfig({ target: "test" }),
+    hashSecret: hashSecretNode, // node:crypto's SHA-256 for the key presented on every request
     // The embedder's console authentication: the host app's login cookie names the user, the user names the account.
     consoleAuth: (request) => users.get(cookie(request.headers.get("cookie"), "host_user") ?? "")?.accountId ?? null,
   });

@@ -1,3 +1,4 @@
+export { hashSecretNode } from "./hash-secret-node.ts";
 export { installShutdown, serve } from "./serve.ts";
 export type { FetchHandler, RequestContext, ServeHandle, ServeOptions } from "./serve.ts";
 export type { NodeTransport, NodeTransportOptions } from "./webhook-transport.ts";

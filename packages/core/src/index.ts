@@ -9,7 +9,7 @@ export { isServiceError, ServiceError } from "./errors/service-error.ts";
 export type { IdPrefix } from "./ids/new-id.ts";
 export { isId, newId } from "./ids/new-id.ts";
 
-export type { Environment, GeneratedKey, ParsedKey } from "./keys/api-key.ts";
+export type { Environment, GeneratedKey, ParsedKey, SecretHasher } from "./keys/api-key.ts";
 export { generateApiKey, hashSecret, keyDisplayPrefix, KEY_PREFIX_LENGTH, parseApiKey, randomToken, TOKEN_ALPHABET, TOKEN_LENGTH } from "./keys/api-key.ts";
 export type { GeneratedSessionToken } from "./keys/session-token.ts";
 export { generateSessionToken, isSessionToken } from "./keys/session-token.ts";

@@ -7,6 +7,7 @@ import { createBillingWorker, createDeliveryWorker, createMemoryStorage, cryptoR
 import type { PaymentProcessor } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import { openStorage } from "@benchdata/storage-kysely";
+import { hashSecretNode } from "../hash-secret-node.ts";
 import { serve } from "../serve.ts";
 import type { ServeHandle } from "../serve.ts";
 import { nodeResolve, nodeTransport } from "../webhook-transport.ts";
@@ -64,6 +65,7 @@ export async function startService(options: {
     storage,
     clock,
     random,
+    hashSecret: hashSecretNode,
     config,
     logger,
     adminToken: options.adminToken ?? null,

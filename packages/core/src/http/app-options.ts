@@ -3,6 +3,7 @@ import type { Clock, RandomSource } from "../clock/clock.ts";
 import type { ServiceConfig } from "../config/config.ts";
 import type { BenchmarkSource } from "../data/source.ts";
 import type { ServiceError } from "../errors/service-error.ts";
+import type { SecretHasher } from "../keys/api-key.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Storage } from "../storage/types.ts";
 
@@ -32,6 +33,11 @@ export interface AppOptions {
   readonly clock?: Clock;
   /** Defaults to Web Crypto. */
   readonly random?: RandomSource;
+  /**
+   * SHA-256 hex of a presented key or session token, once per request; defaults to core's pure-JavaScript
+   * `hashSecret`. On Node pass `@benchdata/adapter-node`'s `hashSecretNode` (node:crypto, about 4× faster).
+   */
+  readonly hashSecret?: SecretHasher;
   /** Defaults to DEFAULT_CONFIG. */
   readonly config?: ServiceConfig;
   /** Defaults to the built-in session tokens (`Authorization: Bearer bds_sess_…`). */
@@ -63,6 +69,8 @@ export interface AppContext {
   readonly random: RandomSource;
   /** For identifiers: a pooled source, cheap per call. */
   readonly idRandom: RandomSource;
+  /** SHA-256 hex of presented keys and session tokens. */
+  readonly hashSecret: SecretHasher;
   readonly config: ServiceConfig;
   readonly logger: Logger;
   readonly hooks: Required<AppHooks>;

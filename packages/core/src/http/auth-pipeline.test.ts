@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { hashSecret } from "../keys/api-key.ts";
 import { createMemoryStorage } from "../storage/memory-storage.ts";
 import type { Storage } from "../storage/types.ts";
 import { kit, LIVE_HOST, recorder, spread, T0, TEST_HOST } from "./test-kit.ts";
@@ -41,6 +42,27 @@ describe("auth pipeline: key checks in the spec's order", () => {
     const k = kit();
     const r = await k.data("svc_test_" + "A".repeat(48), BENCH);
     expect([r.status, r.body.code]).toEqual([401, "auth.unknown_key"]);
+  });
+
+  it("the injected hashSecret is what keys and session tokens are looked up by (one call per data request)", async () => {
+    const seen: string[] = [];
+    const k = kit({
+      hashSecret: (raw) => {
+        seen.push(raw);
+        return hashSecret(raw);
+      },
+    });
+    const { session } = await k.account("growth");
+    const { raw } = await k.key(session, "test");
+    seen.length = 0;
+    expect((await k.data(raw, BENCH, { host: TEST_HOST })).status).toBe(200);
+    expect(seen).toEqual([raw]);
+    expect((await k.console(session, "GET", "/keys")).status).toBe(200);
+    expect(seen).toEqual([raw, session]);
+    // A hasher that disagrees with the stored digests finds nothing: it really is the one used.
+    const wrong = kit({ storage: k.storage, hashSecret: (s) => hashSecret(`${s}x`) });
+    expect((await wrong.data(raw, BENCH, { host: TEST_HOST })).body.code).toBe("auth.unknown_key");
+    expect((await wrong.console(session, "GET", "/keys")).body.code).toBe("console.invalid_session");
   });
 
   it("rotation: the old key gets 401 auth.inactive_key at once and the new key works", async () => {

@@ -6,6 +6,7 @@ import { createSyntheticSource } from "../data/synthetic.ts";
 import { ServiceError } from "../errors/service-error.ts";
 import type { Logger } from "../log/logger.ts";
 import { silentLogger } from "../log/logger.ts";
+import { hashSecret } from "../keys/api-key.ts";
 import type { AppContext, AppHooks, AppOptions, ClientInfo } from "./app-options.ts";
 import { ADMIN_BASE, adminRoutes } from "./admin/admin-routes.ts";
 import { CONSOLE_BASE, consoleRoute, sessionTokenAuth } from "./console/console-route.ts";
@@ -85,13 +86,14 @@ export function createApp(options: AppOptions): App {
     clock,
     random,
     idRandom: pooledRandom(random),
+    hashSecret: options.hashSecret ?? hashSecret,
     config,
     logger,
     hooks: safeHooks(options.hooks, logger),
     webhooks: options.webhooks ?? {},
     testData: failClosedSource(options.testData ?? createSyntheticSource(config.data.syntheticSeed), logger, "testData"),
     liveData: failClosedSource(options.liveData ?? options.storage.benchmarks, logger, "liveData"),
-    consoleAuth: options.consoleAuth ?? sessionTokenAuth(storage, clock),
+    consoleAuth: options.consoleAuth ?? sessionTokenAuth(storage, clock, options.hashSecret ?? hashSecret),
     adminToken: options.adminToken ? options.adminToken : null,
   };
 

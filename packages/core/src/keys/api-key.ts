@@ -51,6 +51,9 @@ export function parseApiKey(raw: string): ParsedKey | null {
   return { environment: raw.charCodeAt(4) === 108 /* l */ ? "live" : "test", token: raw.slice(9) };
 }
 
+/** A function computing `hashSecret`'s digest (SHA-256 of the UTF-8 bytes, lowercase hex), e.g. a runtime's native one. */
+export type SecretHasher = (raw: string) => string;
+
 // One pristine SHA-256 state, copied into one reused hasher per call (noble's `_cloneInto`): a fresh
 // instance allocates a buffer and a DataView over it, about a third of the cost of hashing a 57-byte key,
 // which every data request now pays. The calls are synchronous, so no two ever share the hasher, and

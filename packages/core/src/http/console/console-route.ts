@@ -1,6 +1,7 @@
 /** Console routes under `/api/v1/console`: session-authenticated, JSON in and out, one definition per operation. */
 import type * as v from "valibot";
 import { ServiceError } from "../../errors/service-error.ts";
+import type { SecretHasher } from "../../keys/api-key.ts";
 import { hashSecret } from "../../keys/api-key.ts";
 import { isSessionToken } from "../../keys/session-token.ts";
 import type { AccountRecord, Storage } from "../../storage/types.ts";
@@ -58,11 +59,11 @@ export function defineConsoleRoute<B extends v.GenericSchema | undefined = undef
 }
 
 /** The built-in console authentication: `Authorization: Bearer bds_sess_…`, looked up by its hash. */
-export function sessionTokenAuth(storage: Storage, clock: Clock): ConsoleAuth {
+export function sessionTokenAuth(storage: Storage, clock: Clock, hash: SecretHasher = hashSecret): ConsoleAuth {
   return (request) => {
     const token = bearerToken(request.headers.get("authorization"));
     if (token === null || !isSessionToken(token)) return null;
-    return storage.findSession(hashSecret(token), clock.now());
+    return storage.findSession(hash(token), clock.now());
   };
 }
 

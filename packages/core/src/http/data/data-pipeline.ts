@@ -10,7 +10,7 @@ import type { ServiceConfig } from "../../config/config.ts";
 import { effectiveLimits } from "../../config/config.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { quotaForLimits } from "../../billing/quota-admission.ts";
-import { hashSecret, parseApiKey } from "../../keys/api-key.ts";
+import { parseApiKey } from "../../keys/api-key.ts";
 import { ENDPOINT_SCOPES } from "../../scopes/scopes.ts";
 import type { AccountRecord, AdmitInput, AdmitQuota, AdmitResult, ApiKeyRecord, KeyLookup, Storage, TierLimits, WindowInfo } from "../../storage/types.ts";
 import type { AppContext, ClientInfo } from "../app-options.ts";
@@ -181,7 +181,7 @@ function endpointPipeline(
       const raw = bearerToken(headers.get("authorization"));
       if (raw === null) throw MISSING_KEY;
       if (parseApiKey(raw) === null) throw MALFORMED_KEY;
-      const hash = hashSecret(raw);
+      const hash = app.hashSecret(raw);
       // A remembered lookup is only a guess: admission checks it (`expect`), and refusals are decided on a
       // fresh one, so a cached entry can never let a changed key through or refuse a key that now passes.
       let lookup: KeyLookup | null = lookups.get(hash, clock.now()) ?? null;
