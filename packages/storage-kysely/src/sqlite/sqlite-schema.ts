@@ -49,7 +49,7 @@ CREATE TABLE key_hashes (
 );
 CREATE INDEX key_hashes_by_key ON key_hashes (key_id);
 
--- The newest admission stamps of each key (at most its per-minute limit), float64 LE.
+-- The newest admission stamps of each key (at most its per-minute limit): float64 LE, or compact (stamp-log.ts).
 CREATE TABLE rate_windows (
   key_id TEXT PRIMARY KEY,
   stamps BLOB NOT NULL

@@ -61,7 +61,7 @@ import {
   utcDay,
 } from "@benchdata/core";
 import { cachedBenchmarks, DEFAULT_CACHE_TTL_MS } from "../cells/cached-benchmarks.ts";
-import { decodeFloat64, encodeFloat64 } from "../cells/cell-codec.ts";
+import { encodeFloat64 } from "../cells/cell-codec.ts";
 import { failClosed, isSqliteUnavailable } from "../fail-closed.ts";
 import { registerImportBackend } from "../import/staging.ts";
 import { batcher } from "../batch/batcher.ts";
@@ -72,7 +72,7 @@ import { SQLITE_MIGRATIONS } from "./sqlite-schema.ts";
 import { withSqliteStaging } from "./sqlite-staging.ts";
 import type { DatabaseMark, DayCount } from "./admission-memo.ts";
 import { admissionMemo } from "./admission-memo.ts";
-import { logBytes, windowOverLog } from "./stamp-log.ts";
+import { decodeLog, encodeLog, windowOverLog } from "./stamp-log.ts";
 
 /** Options of the SQLite storage. */
 export interface SqliteStorageOptions {
@@ -229,7 +229,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     let log = memo.windows.get(keyId);
     if (log === undefined) {
       const r = q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(keyId) as { stamps: Uint8Array } | undefined;
-      memo.windows.set(keyId, (log = r === undefined ? EMPTY_LOG : decodeFloat64(r.stamps)));
+      memo.windows.set(keyId, (log = r === undefined ? EMPTY_LOG : decodeLog(r.stamps)));
     }
     return log;
   }
@@ -270,7 +270,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
       };
     }
     const log = minuteD.log as Float64Array;
-    q("INSERT INTO rate_windows (key_id, stamps) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET stamps = excluded.stamps").run(input.keyId, logBytes(log));
+    q("INSERT INTO rate_windows (key_id, stamps) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET stamps = excluded.stamps").run(input.keyId, encodeLog(log));
     memo.windows.set(input.keyId, log);
     counter.day = dayD.day;
     counter.count = dayD.count;
@@ -350,7 +350,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
   const peekLimitsTx = db.transaction((input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number }): { now: number; minute: WindowInfo; day: WindowInfo } => {
     const now = timeOf(input.now);
     const w = q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(input.keyId) as { stamps: Uint8Array } | undefined;
-    const stamps = w ? decodeFloat64(w.stamps) : new Float64Array(0);
+    const stamps = w ? decodeLog(w.stamps) : EMPTY_LOG;
     // The log is ascending: the live stamps are its suffix after the last one at or before the window's floor.
     let first = 0;
     while (first < stamps.length && stamps[first]! <= now - input.windowMs) first++;
