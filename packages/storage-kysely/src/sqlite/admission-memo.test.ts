@@ -31,6 +31,15 @@ async function accountWithKey(s: Storage): Promise<{ account: AccountRecord; key
   return { account, key, hash };
 }
 
+/** An admission of a fresh key with its lookup remembered (`expect`), already admitted once, so its expectation is remembered too. */
+async function rememberedAdmission(s: Storage): Promise<{ who: Awaited<ReturnType<typeof accountWithKey>>; input: AdmitInput }> {
+  const who = await accountWithKey(s);
+  const lookup = await s.findKeyByHash(who.hash);
+  const input: AdmitInput = { now: T0, keyId: who.key.id, accountId: who.account.id, perMinute: 100, perDay: 1000, windowMs: 60_000, quota: null, expect: { keyHash: who.hash, version: lookup!.version } };
+  expect((await s.admit(input)).kind).toBe("allowed");
+  return { who, input };
+}
+
 async function admitAs(s: Storage, who: { account: AccountRecord; key: ApiKeyRecord; hash: string }, at: number, limits: { perMinute: number; perDay: number }): Promise<string> {
   const lookup = await s.findKeyByHash(who.hash);
   const input: AdmitInput = {
@@ -80,10 +89,7 @@ describe("sqlite admissions remember what they wrote only while nothing else wri
   it("rotation through another connection: the old key's remembered lookup is stale at the very next admission", async () => {
     const { a, b, close } = await twoConnections();
     try {
-      const who = await accountWithKey(a);
-      const lookup = await a.findKeyByHash(who.hash);
-      const input: AdmitInput = { now: T0, keyId: who.key.id, accountId: who.account.id, perMinute: 100, perDay: 1000, windowMs: 60_000, quota: null, expect: { keyHash: who.hash, version: lookup!.version } };
-      expect((await a.admit(input)).kind).toBe("allowed");
+      const { who, input } = await rememberedAdmission(a);
       expect((await a.admit({ ...input, now: T0 + 1 })).kind).toBe("allowed");
       await b.rotateKey({ accountId: who.account.id, keyId: who.key.id, newHash: "hash-rotated", newPrefix: "svc_test_xyz", now: T0 + 2, eventId: id("evt") });
       expect((await a.admit({ ...input, now: T0 + 3 })).kind).toBe("stale");
@@ -95,10 +101,7 @@ describe("sqlite admissions remember what they wrote only while nothing else wri
   it("revocation through the same connection: seen at the next admission (its own writes move total_changes)", async () => {
     const { a, close } = await twoConnections();
     try {
-      const who = await accountWithKey(a);
-      const lookup = await a.findKeyByHash(who.hash);
-      const input: AdmitInput = { now: T0, keyId: who.key.id, accountId: who.account.id, perMinute: 100, perDay: 1000, windowMs: 60_000, quota: null, expect: { keyHash: who.hash, version: lookup!.version } };
-      expect((await a.admit(input)).kind).toBe("allowed");
+      const { who, input } = await rememberedAdmission(a);
       await a.revokeKey({ accountId: who.account.id, keyId: who.key.id, now: T0 + 1, eventId: id("evt") });
       expect((await a.admit({ ...input, now: T0 + 2 })).kind).toBe("stale");
     } finally {
@@ -109,10 +112,7 @@ describe("sqlite admissions remember what they wrote only while nothing else wri
   it("an account update through the same connection moves its version: the old expectation is stale", async () => {
     const { a, close } = await twoConnections();
     try {
-      const who = await accountWithKey(a);
-      const lookup = await a.findKeyByHash(who.hash);
-      const input: AdmitInput = { now: T0, keyId: who.key.id, accountId: who.account.id, perMinute: 100, perDay: 1000, windowMs: 60_000, quota: null, expect: { keyHash: who.hash, version: lookup!.version } };
-      expect((await a.admit(input)).kind).toBe("allowed");
+      const { who, input } = await rememberedAdmission(a);
       await a.updateAccount(who.account.id, { allowedCidrs: ["10.0.0.0/8"] });
       expect((await a.admit({ ...input, now: T0 + 1 })).kind).toBe("stale");
     } finally {
