@@ -256,6 +256,37 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     }
   });
 
+  it("durability: a batch without billing changes commits asynchronously, one with a quota admission (or inside a transaction that wrote) synchronously", async () => {
+    const t = await createTestDatabase();
+    const up = await openStorage(t.url, { clock: "app" });
+    const c = new pg.Client({ connectionString: t.url });
+    try {
+      await up.migrate();
+      await c.connect();
+      const batch = (quota: boolean): Promise<unknown> =>
+        c.query(
+          `SELECT benchdata_admit_arrays('{acc_d}', ARRAY[$1::bigint], '{key_d}', '{acc_d}', '{5}', '{10}', '{60000}', '{NULL}', '{NULL}', ARRAY[$2::boolean],
+                  '{1}', '{100}', '{10}', '{500}', '{usd}', '{1000}', '{3}', '{evt_d}', '{inv_d}')`,
+          [T0, quota],
+        );
+      const commitMode = async (before: string | null, quota: boolean): Promise<string> => {
+        await c.query("BEGIN");
+        if (before !== null) await c.query(before);
+        await batch(quota);
+        const mode = (await c.query("SHOW synchronous_commit")).rows[0].synchronous_commit as string;
+        await c.query("ROLLBACK");
+        return mode;
+      };
+      expect(await commitMode(null, false)).toBe("off");
+      expect(await commitMode(null, true)).toBe("on");
+      expect(await commitMode("UPDATE data_version SET version = version + 1", false)).toBe("on");
+    } finally {
+      await c.end();
+      await up.close();
+      await t.drop();
+    }
+  });
+
   it("two servers batching admissions for keys of shared accounts at once: exactly the daily limit per account, no deadlock", async () => {
     const t = await createTestDatabase();
     const a = await openStorage(t.url, { clock: "app" });

@@ -377,6 +377,12 @@ END $$;
 -- account, not per key, because each one is a write (and a WAL record), and a batch of a hundred keys has far
 -- fewer accounts.
 --
+-- Durability: a batch that changes no billing state (no admission reached the quota step, so no quota use,
+-- event or invoice) commits with synchronous_commit off when it is its own transaction, as the server sends
+-- it: its commit does not wait for the WAL flush, so a crash of PostgreSQL can forget the rate-limit
+-- admissions of its last moments (at most about three times wal_writer_delay), never corrupt anything, and
+-- never lose money. A batch that reached the quota step commits as usual. See docs/operations.md.
+--
 -- An admission's now NULL means "use the database's clock": one clock for windows, UTC days and billing
 -- periods, whatever the callers' clocks say.
 CREATE OR REPLACE FUNCTION benchdata_admit_arrays(
@@ -414,6 +420,9 @@ SET lock_timeout = '10s'
 AS $$
 DECLARE
   v_n integer := cardinality(p_key_ids);
+  -- Nothing written before this call in its transaction: the commit is this batch's alone (see Durability).
+  v_alone boolean := pg_current_xact_id_if_assigned() IS NULL;
+  v_billing boolean := false;
   v_clock bigint;
   v_kind smallint[] := array_fill(0::smallint, ARRAY[v_n]);
   v_mrem integer[] := array_fill(0, ARRAY[v_n]);
@@ -571,6 +580,7 @@ BEGIN
     v_dcounts[a] := d_count;
     v_ddirty[a] := true;
     IF it.quota THEN
+      v_billing := true;
       v_kind[it.i] := 4;
       v_whole[it.i] := benchdata_admit_quota(v_now, it.account_id, it.anchor_day, it.base_quota, it.block_size, it.block_price,
         it.currency, it.retry_after_failure_ms, it.max_auto_charges, it.warning_event_id, it.invoice_id,
@@ -593,6 +603,9 @@ BEGIN
   UPDATE day_counters AS d SET day = u.day, count = u.count
     FROM unnest(v_accs, v_ddays, v_dcounts, v_ddirty) AS u(account_id, day, count, dirty)
    WHERE u.dirty AND d.account_id = u.account_id;
+  IF v_alone AND NOT v_billing THEN
+    PERFORM set_config('synchronous_commit', 'off', true);
+  END IF;
   RETURN json_build_array(v_clock, v_kind, v_mrem, v_mreset, v_drem, v_retry, v_whole);
 END $$;
 
@@ -727,5 +740,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "merchant snapshots", sql: MERCHANT_SNAPSHOTS },
   { version: 4, name: "dlv_<ULID> delivery ids in creation order; admit reports the longer wait", sql: DELIVERY_ORDER + FUNCTIONS },
   { version: 5, name: "account versions; batched admissions", sql: ACCOUNT_VERSIONS + FUNCTIONS },
-  { version: 6, name: "compact batched admissions; HOT window updates", sql: ADMIT_ARRAYS + FUNCTIONS },
+  { version: 6, name: "compact batched admissions, asynchronous commit without billing; HOT window updates", sql: ADMIT_ARRAYS + FUNCTIONS },
 ];
