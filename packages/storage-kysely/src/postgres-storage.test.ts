@@ -186,6 +186,107 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     }
   });
 
+  it("upgrading from version 5: a server of that version still gets AdmitResult's JSON from benchdata_admit_batch, deciding on the same windows", async () => {
+    const t = await createTestDatabase();
+    const client = new pg.Client({ connectionString: t.url });
+    await client.connect();
+    try {
+      await client.query("CREATE TABLE benchdata_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+      for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version < 6)) {
+        await client.query(m.sql);
+        await client.query("INSERT INTO benchdata_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+      }
+    } finally {
+      await client.end();
+    }
+    const up = await openStorage(t.url, { clock: "app" });
+    const check = new pg.Client({ connectionString: t.url });
+    try {
+      await up.migrate();
+      await check.connect();
+      await up.createAccount({ id: "acc_v5", name: "A", tier: "growth", createdAt: 0, limits: {}, allowedCidrs: [], billing: {} });
+      const key = { id: "key_v5", accountId: "acc_v5", name: "k", environment: "test" as const, scopes: ["benchmarks:read" as const], prefix: "svc_test_v5", isActive: true, createdAt: 0, rotatedAt: null, revokedAt: null };
+      await up.createKey({ key, hash: "h_v5", maxKeys: 5, eventId: "evt_v5" });
+      expect(await up.admit({ keyId: "key_v5", accountId: "acc_v5", perMinute: 2, perDay: 10, windowMs: 60_000, now: T0, quota: null })).toMatchObject({ kind: "allowed" });
+      // As version 5's postgres-storage.ts sends a batch: an allowed, a rate-limited, a stale one and a quota admission.
+      const old = await check.query(
+        `SELECT benchdata_admit_batch($1::bigint[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::bigint[], $7::text[], $8::bigint[], $9::boolean[],
+                $10::integer[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::integer[], $17::text[], $18::text[]) AS r`,
+        [
+          [T0 + 1, T0 + 2, T0 + 3, T0 + 4], ["key_v5", "key_v5", "key_v5", "key_q5"], ["acc_v5", "acc_v5", "acc_v5", "acc_v5"], [2, 2, 2, 5], [10, 10, 10, 10],
+          [60_000, 60_000, 60_000, 60_000], [null, null, "h_v5", null], [null, null, 7, null], [false, false, false, true], [null, null, null, 1],
+          [null, null, null, 100], [null, null, null, 10], [null, null, null, 500], [null, null, null, "usd"], [null, null, null, 1000], [null, null, null, 3],
+          [null, null, null, "evt_w5"], [null, null, null, "inv_5"],
+        ],
+      );
+      const day = { limit: 10, resetAt: Date.UTC(2026, 10, 17) };
+      expect(old.rows[0].r).toEqual([
+        { kind: "allowed", now: T0 + 1, minute: { limit: 2, remaining: 0, resetAt: T0 + 60_000 }, day: { ...day, remaining: 7 }, quota: null },
+        { kind: "rate_limited", now: T0 + 2, window: "minute", minute: { limit: 2, remaining: 0, resetAt: T0 + 60_000 }, day: { ...day, remaining: 7 }, retryAfterMs: 59_998 },
+        { kind: "stale", now: T0 + 3 },
+        {
+          kind: "allowed",
+          now: T0 + 4,
+          minute: { limit: 5, remaining: 4, resetAt: T0 + 4 + 60_000 },
+          // Decided first: a batch goes through its admissions in account and key order.
+          day: { ...day, remaining: 8 },
+          quota: { used: 1, allowance: 100, periodStart: Date.UTC(2026, 10, 1), periodEnd: Date.UTC(2026, 11, 1), warned: null },
+        },
+      ]);
+      // The old single admission goes through the same wrapper.
+      const single = await check.query("SELECT benchdata_admit($1, 'key_v5', 'acc_v5', 2, 10, 60000, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS r", [T0 + 5]);
+      expect(single.rows[0].r).toMatchObject({ kind: "rate_limited", window: "minute", day: { remaining: 7 } });
+      expect(await up.admit({ keyId: "key_v5", accountId: "acc_v5", perMinute: 3, perDay: 10, windowMs: 60_000, now: T0 + 6, quota: null })).toMatchObject({ kind: "allowed", minute: { remaining: 0 }, day: { remaining: 6 } });
+    } finally {
+      await check.end();
+      await up.close();
+      await t.drop();
+    }
+  });
+
+  it("a key given with two accounts in one batch (a caller's mistake) keeps one window, as in the memory store", async () => {
+    const app = await freshStore("app");
+    try {
+      const base = { keyId: "key_shared", perMinute: 2, perDay: 100, windowMs: 60_000, now: T0, quota: null };
+      const results = await Promise.all([app.admit({ ...base, accountId: "acc_b" }), app.admit({ ...base, accountId: "acc_a" }), app.admit({ ...base, accountId: "acc_b" })]);
+      expect(results.map((r) => r.kind).sort()).toEqual(["allowed", "allowed", "rate_limited"]);
+      expect(await app.admit({ ...base, accountId: "acc_a", now: T0 + 1 })).toMatchObject({ kind: "rate_limited" });
+    } finally {
+      await dispose(app);
+    }
+  });
+
+  it("durability: a batch without billing changes commits asynchronously, one with a quota admission (or inside a transaction that wrote) synchronously", async () => {
+    const t = await createTestDatabase();
+    const up = await openStorage(t.url, { clock: "app" });
+    const c = new pg.Client({ connectionString: t.url });
+    try {
+      await up.migrate();
+      await c.connect();
+      const batch = (quota: boolean): Promise<unknown> =>
+        c.query(
+          `SELECT benchdata_admit_arrays('{acc_d}', ARRAY[$1::bigint], '{key_d}', '{acc_d}', '{5}', '{10}', '{60000}', '{NULL}', '{NULL}', ARRAY[$2::boolean],
+                  '{1}', '{100}', '{10}', '{500}', '{usd}', '{1000}', '{3}', '{evt_d}', '{inv_d}')`,
+          [T0, quota],
+        );
+      const commitMode = async (before: string | null, quota: boolean): Promise<string> => {
+        await c.query("BEGIN");
+        if (before !== null) await c.query(before);
+        await batch(quota);
+        const mode = (await c.query("SHOW synchronous_commit")).rows[0].synchronous_commit as string;
+        await c.query("ROLLBACK");
+        return mode;
+      };
+      expect(await commitMode(null, false)).toBe("off");
+      expect(await commitMode(null, true)).toBe("on");
+      expect(await commitMode("UPDATE data_version SET version = version + 1", false)).toBe("on");
+    } finally {
+      await c.end();
+      await up.close();
+      await t.drop();
+    }
+  });
+
   it("two servers batching admissions for keys of shared accounts at once: exactly the daily limit per account, no deadlock", async () => {
     const t = await createTestDatabase();
     const a = await openStorage(t.url, { clock: "app" });

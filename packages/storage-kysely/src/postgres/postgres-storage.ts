@@ -171,6 +171,30 @@ export function arrayLiteral(values: readonly ArrayElement[]): string {
 }
 const NEEDS_ESCAPE = /[\\"]/;
 
+/** benchdata_admit_arrays's result: the clock, then per admission its kind, minute remaining and reset, day remaining, retry-after and whole result. */
+type AdmitArrays = [clock: number, kinds: number[], minuteRemaining: number[], minuteResets: number[], dayRemaining: number[], retries: number[], whole: (AdmitResult | null)[]];
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The results of a batch in AdmitResult's shape, from benchdata_admit_arrays's compact answer and what the
+ * caller sent: the limits, and the time used (its own now with the app's clock, the database's otherwise),
+ * from which the day's reset follows as in core's dailyWindow.
+ */
+export function admitResults(answer: AdmitArrays, inputs: readonly AdmitInput[], appClock: boolean): AdmitResult[] {
+  const [clock, kinds, minuteRemaining, minuteResets, dayRemaining, retries, whole] = answer;
+  return inputs.map((input, i): AdmitResult => {
+    const kind = kinds[i]!;
+    if (kind === 4) return whole[i]!;
+    const now = appClock ? input.now : clock;
+    if (kind === 0) return { kind: "stale", now };
+    const minute = { limit: input.perMinute, remaining: minuteRemaining[i]!, resetAt: minuteResets[i]! };
+    const day = { limit: input.perDay, remaining: dayRemaining[i]!, resetAt: (Math.floor(now / DAY_MS) + 1) * DAY_MS };
+    if (kind === 1) return { kind: "allowed", now, minute, day, quota: null };
+    return { kind: "rate_limited", now, window: kind === 3 ? "day" : "minute", minute, day, retryAfterMs: retries[i]! };
+  });
+}
+
 /**
  * A Storage over a pg Pool (give it `connectionTimeoutMillis`, so an unreachable server fails fast).
  * `migrate()` creates the schema; `close()` ends the pool.
@@ -231,11 +255,13 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     { maxBatch: 256, concurrency: 2 },
   );
 
-  /** A batch of admissions as benchdata_admit_batch's parallel arrays (as array literals), one element per admission. */
+  /** A batch of admissions as benchdata_admit_arrays's arrays (as array literals): its distinct accounts, then one element per admission. */
   const admitArrays = (inputs: readonly AdmitInput[]): string[] => {
     const columns: ArrayElement[][] = Array.from({ length: 18 }, () => new Array<ArrayElement>(inputs.length));
+    const accounts = new Set<string>();
     inputs.forEach((input, i) => {
       const q = input.quota;
+      accounts.add(input.accountId);
       const row = [
         clockArg(input.now),
         input.keyId,
@@ -258,24 +284,23 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       ];
       for (let c = 0; c < row.length; c++) columns[c]![i] = row[c]!;
     });
-    return columns.map(arrayLiteral);
+    return [arrayLiteral([...accounts]), ...columns.map(arrayLiteral)];
   };
-  // One batch, one statement (see benchdata_admit_batch in postgres-schema.ts).
+  // One batch, one statement (see benchdata_admit_arrays in postgres-schema.ts).
   const runAdmitBatch = async (inputs: readonly AdmitInput[]): Promise<AdmitResult[]> => {
     const values = admitArrays(inputs);
     for (let attempt = 1; ; attempt++) {
       try {
-        // The function builds each result in AdmitResult's shape.
         const rows = await prepared(
-          "benchdata_admit_batch",
-          `SELECT benchdata_admit_batch($1::bigint[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::bigint[], $7::text[],
-                  $8::bigint[], $9::boolean[], $10::integer[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[],
-                  $16::integer[], $17::text[], $18::text[]) AS r`,
+          "benchdata_admit_arrays",
+          `SELECT benchdata_admit_arrays($1::text[], $2::bigint[], $3::text[], $4::text[], $5::integer[], $6::integer[], $7::bigint[], $8::text[],
+                  $9::bigint[], $10::boolean[], $11::integer[], $12::bigint[], $13::bigint[], $14::bigint[], $15::text[], $16::bigint[],
+                  $17::integer[], $18::text[], $19::text[]) AS r`,
           values,
         );
-        return json<AdmitResult[]>(rows[0]!.r);
+        return admitResults(json<AdmitArrays>(rows[0]!.r), inputs, options.clock === "app");
       } catch (e) {
-        // A batch that had to create an account's day row can deadlock with another (see benchdata_admit_batch);
+        // A batch that had to create an account's day row can deadlock with another (see benchdata_admit_arrays);
         // it was rolled back whole.
         if (attempt < 4 && (e as { code?: unknown }).code === "40P01") continue;
         throw e;
