@@ -131,7 +131,7 @@ function keyedRequest(keysFile: string): () => TargetRequest {
 function httpTargets(setup: Setup): HttpTarget[] {
   const node = { TSX_TSCONFIG_PATH: TSCONFIG, BENCH_KEYS: String(setup.keys) };
   const app = (name: string, storage: string, extra: Record<string, string>, runtime: "node" | "bun" = "node"): HttpTarget => {
-    const keysFile = join(setup.tmp, `keys-${storage}-${runtime}.json`);
+    const keysFile = join(setup.tmp, `keys-${storage}-${runtime}-${extra.BENCH_ENVIRONMENT ?? "test"}.json`);
     return {
       name,
       script: runtime === "bun" ? "bench/lib/target-bun-app.ts" : "bench/lib/target-node-app.ts",
@@ -153,7 +153,11 @@ function httpTargets(setup: Setup): HttpTarget[] {
     app("full pipeline, memory (node)", "memory", {}),
     app("full pipeline, SQLite (node)", "sqlite", { BENCH_SQLITE_DIR: setup.tmp }),
   ];
-  if (setup.pgUrl !== null) targets.push(app("full pipeline, PostgreSQL (node)", "postgres", { BENCH_DB_URL: setup.pgUrl }));
+  if (setup.pgUrl !== null) {
+    targets.push(app("full pipeline, PostgreSQL (node)", "postgres", { BENCH_DB_URL: setup.pgUrl }));
+    // Paying traffic: live keys, so every admission also counts quota, and its batch commits synchronously.
+    targets.push(app("full pipeline, PostgreSQL, live keys (node)", "postgres", { BENCH_DB_URL: setup.pgUrl, BENCH_ENVIRONMENT: "live" }));
+  }
   targets.push(app("full pipeline, memory (Bun)", "memory", {}, "bun"));
   targets.push({ name: "adapter-bun static", script: "bench/lib/target-bun-static.ts", runtime: "bun" });
   // BENCH_TARGETS=SQLite,PostgreSQL: only targets whose names contain one of these (the floor always runs).
@@ -288,7 +292,7 @@ function formatReport(r: Report): string {
     parts.push(
       `## HTTP\n${r.settings.connections} connections, ${r.settings.rounds} rounds of ${r.settings.seconds} s (+${r.settings.warmupSeconds} s warm-up) per target, ` +
         `targets alternating (order reversed every other round), each server a fresh process; figures are the median round, ratios the median of same-round ratios to the floor. ` +
-        `Keyed targets rotate ${r.settings.keysPerTarget} enterprise test keys (1000/min each). CPU is the server process's user + system time over the measured seconds; ` +
+        `Keyed targets rotate ${r.settings.keysPerTarget} enterprise keys (1000/min each): test keys, but live keys on the "live keys" target, where every admission also counts quota. CPU is the server process's user + system time over the measured seconds; ` +
         `"DB" is PostgreSQL's processes' CPU over the same seconds.\n\n` +
         table(
           ["target", "req/s", "p50 ms", "p99 ms", "req/s vs floor", "CPU µs/req", "CPU vs floor", "DB CPU µs/req", "load generator CPU µs/req", "non-2xx", "req/s by round"],
