@@ -16,6 +16,7 @@ import type { Pool } from "pg";
 import type {
   AccountRecord,
   AdmitInput,
+  AdmitQuota,
   AdmitResult,
   ApiKeyRecord,
   ClaimedCharge,
@@ -171,6 +172,25 @@ export function arrayLiteral(values: readonly ArrayElement[]): string {
 }
 const NEEDS_ESCAPE = /[\\"]/;
 
+/** benchdata_admit_arrays's ten quota arrays (whether each admission has a quota, then its terms), as array literals. */
+function quotaArrays(inputs: readonly AdmitInput[]): string[] {
+  const column = (f: (q: AdmitQuota) => ArrayElement): string => arrayLiteral(inputs.map((input) => (input.quota === null ? null : f(input.quota))));
+  return [
+    arrayLiteral(inputs.map((input) => input.quota !== null)),
+    column((q) => q.anchorDay),
+    column((q) => q.baseQuota),
+    column((q) => q.blockSize),
+    column((q) => q.blockPrice),
+    column((q) => q.currency),
+    column((q) => q.retryAfterFailureMs),
+    column((q) => q.maxAutoCharges),
+    column((q) => q.warningEventId),
+    column((q) => q.invoiceId),
+  ];
+}
+/** The quota arrays of a batch without quota: empty, which unnest pads with NULLs (no quota). */
+const EMPTY_QUOTA_ARRAYS: readonly string[] = Array.from({ length: 10 }, () => "{}");
+
 /** benchdata_admit_arrays's result: the clock, then per admission its kind, minute remaining and reset, day remaining, retry-after and whole result. */
 type AdmitArrays = [clock: number, kinds: number[], minuteRemaining: number[], minuteResets: number[], dayRemaining: number[], retries: number[], whole: (AdmitResult | null)[]];
 
@@ -257,34 +277,44 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
 
   /** A batch of admissions as benchdata_admit_arrays's arrays (as array literals): its distinct accounts, then one element per admission. */
   const admitArrays = (inputs: readonly AdmitInput[]): string[] => {
-    const columns: ArrayElement[][] = Array.from({ length: 18 }, () => new Array<ArrayElement>(inputs.length));
+    const n = inputs.length;
     const accounts = new Set<string>();
-    inputs.forEach((input, i) => {
-      const q = input.quota;
+    const keyIds = new Array<string>(n);
+    const accountIds = new Array<string>(n);
+    const perMinute = new Array<number>(n);
+    const perDay = new Array<number>(n);
+    const windowMs = new Array<number>(n);
+    const hashes = new Array<string | null>(n);
+    const versions = new Array<number | null>(n);
+    let quotas = false;
+    for (let i = 0; i < n; i++) {
+      const input = inputs[i]!;
       accounts.add(input.accountId);
-      const row = [
-        clockArg(input.now),
-        input.keyId,
-        input.accountId,
-        input.perMinute,
-        input.perDay,
-        input.windowMs,
-        input.expect?.keyHash ?? null,
-        input.expect?.version ?? null,
-        q !== null,
-        q?.anchorDay ?? null,
-        q?.baseQuota ?? null,
-        q?.blockSize ?? null,
-        q?.blockPrice ?? null,
-        q?.currency ?? null,
-        q?.retryAfterFailureMs ?? null,
-        q?.maxAutoCharges ?? null,
-        q?.warningEventId ?? null,
-        q?.invoiceId ?? null,
-      ];
-      for (let c = 0; c < row.length; c++) columns[c]![i] = row[c]!;
-    });
-    return [arrayLiteral([...accounts]), ...columns.map(arrayLiteral)];
+      keyIds[i] = input.keyId;
+      accountIds[i] = input.accountId;
+      perMinute[i] = input.perMinute;
+      perDay[i] = input.perDay;
+      windowMs[i] = input.windowMs;
+      hashes[i] = input.expect?.keyHash ?? null;
+      versions[i] = input.expect?.version ?? null;
+      if (input.quota !== null) quotas = true;
+    }
+    // unnest pads a shorter array with NULLs: the database's clock and a batch without quota (test keys, the usual
+    // case) send empty arrays instead of a NULL per admission.
+    const nows = options.clock === "app" ? arrayLiteral(inputs.map((input) => input.now)) : "{}";
+    const quota = quotas ? quotaArrays(inputs) : EMPTY_QUOTA_ARRAYS;
+    return [
+      arrayLiteral([...accounts]),
+      nows,
+      arrayLiteral(keyIds),
+      arrayLiteral(accountIds),
+      arrayLiteral(perMinute),
+      arrayLiteral(perDay),
+      arrayLiteral(windowMs),
+      arrayLiteral(hashes),
+      arrayLiteral(versions),
+      ...quota,
+    ];
   };
   // One batch, one statement (see benchdata_admit_arrays in postgres-schema.ts).
   const runAdmitBatch = async (inputs: readonly AdmitInput[]): Promise<AdmitResult[]> => {
