@@ -358,9 +358,9 @@ END $$;
 --
 -- The result is compact, for the server to put together (postgres-storage.ts, admitResults), because building
 -- JSON objects in plpgsql costs more than the decision: [clock, kinds, minute remaining, minute resets, day
--- remaining, retry-after, whole results], each but the clock an array in the admissions' order. Kinds: 0 stale,
--- 1 allowed (no quota), 2 and 3 rate limited by the minute and by the day, 4 a quota admission, whose result
--- (AdmitResult's JSON, from benchdata_admit_quota) is in the last array. What the caller already knows is
+-- remaining, retry-after, whole results], each but the clock an array in the admissions' order.
+-- Kinds: 0 stale, 1 allowed (no quota), 2 and 3 rate limited by the minute and by the day, 4 a quota admission,
+-- whose result (AdmitResult's JSON, from benchdata_admit_quota) is in the whole results. What the caller knows is
 -- left out: the limits, the time used (its own now, or the clock when it gave none) and the day's reset,
 -- which follows from that time.
 --
@@ -431,14 +431,13 @@ DECLARE
   v_retry bigint[] := array_fill(0::bigint, ARRAY[v_n]);
   v_whole json[] := array_fill(NULL::json, ARRAY[v_n]);
   it record;
-  -- The batch's day rows (account order) and its accounts' versions; a is the current admission's account.
+  -- The batch's day rows (account order), as read and as the batch leaves them, and its accounts' versions.
   v_accs text[];
+  v_ddays0 integer[];
+  v_dcounts0 integer[];
   v_ddays integer[];
   v_dcounts integer[];
-  v_ddirty boolean[];
   v_versions bigint[];
-  v_account text;
-  a integer;
   -- The window in hand: the key whose admissions are being decided (they come one after another), and the
   -- changed windows, written back after the loop.
   v_key text;
@@ -446,8 +445,6 @@ DECLARE
   v_wdirty boolean := false;
   v_w integer;
   v_ws rate_windows[] := '{}';
-  v_now bigint;
-  v_day integer;
   v_lo integer;
   v_live integer;
   m_allowed boolean;
@@ -472,38 +469,41 @@ BEGIN
   -- Read after the locks, so a change committed while this batch waited is seen.
   SELECT array_agg(d.account_id ORDER BY d.account_id), array_agg(d.day ORDER BY d.account_id),
          array_agg(d.count ORDER BY d.account_id), array_agg(acc.version ORDER BY d.account_id)
-    INTO v_accs, v_ddays, v_dcounts, v_versions
+    INTO v_accs, v_ddays0, v_dcounts0, v_versions
     FROM day_counters d LEFT JOIN accounts acc ON acc.id = d.account_id
    WHERE d.account_id = ANY (p_accounts);
-  v_ddirty := array_fill(false, ARRAY[cardinality(v_accs)]);
+  v_ddays := v_ddays0;
+  v_dcounts := v_dcounts0;
 
-  -- The admissions in account and key order, each with its key's window and whether its expected hash still
-  -- names an active, unretired key, this one, of this account.
+  -- The admissions in account and key order (sorted before the windows are joined, so the sorts move no
+  -- window), each with its key's window and whether it may go ahead: its account's day row is in hand and, if it
+  -- has an expected hash, that hash still names an active, unretired key, this one, of this account, at the
+  -- expected version.
   FOR it IN
-    SELECT x.ord::integer AS i, x.*, r.key_id IS NOT NULL AS has_window, r.stamps,
-           x.expect_hash IS NULL OR coalesce(k.id = x.key_id AND k.account_id = x.account_id, false) AS key_ok,
-           -- A key given with two accounts (a caller's mistake) comes round again in the later account's turn.
-           x.account_id <> min(x.account_id COLLATE "C") OVER (PARTITION BY x.key_id) AS again
-      FROM unnest(p_nows, p_key_ids, p_account_ids, p_per_minute, p_per_day, p_window_ms, p_expect_hashes, p_expect_versions,
-                  p_quota, p_anchor_day, p_base_quota, p_block_size, p_block_price, p_currency, p_retry_after_failure_ms,
-                  p_max_auto_charges, p_warning_event_ids, p_invoice_ids)
-           WITH ORDINALITY AS x(now, key_id, account_id, per_minute, per_day, window_ms, expect_hash, expect_version,
-                  quota, anchor_day, base_quota, block_size, block_price, currency, retry_after_failure_ms,
-                  max_auto_charges, warning_event_id, invoice_id, ord)
+    SELECT x.i, x.key_id, x.account_id, x.now, floor(x.now / 86400000.0)::integer AS day, x.per_minute, x.per_day, x.window_ms,
+           x.quota, x.again, x.a, r.key_id IS NOT NULL AS has_window, r.stamps,
+           x.a IS NOT NULL AND (x.expect_hash IS NULL
+             OR (coalesce(k.id = x.key_id AND k.account_id = x.account_id, false)
+                 AND v_versions[x.a] IS NOT DISTINCT FROM x.expect_version)) AS ok
+      FROM (SELECT u.ord::integer AS i, u.key_id, u.account_id, coalesce(u.now, v_clock) AS now, u.per_minute, u.per_day,
+                   u.window_ms, u.expect_hash, u.expect_version, coalesce(u.quota, false) AS quota,
+                   array_position(v_accs, u.account_id) AS a,
+                   -- A key given with two accounts (a caller's mistake) comes round again in the later account's turn.
+                   u.account_id <> min(u.account_id COLLATE "C") OVER (PARTITION BY u.key_id COLLATE "C") AS again
+              FROM unnest(p_nows, p_key_ids, p_account_ids, p_per_minute, p_per_day, p_window_ms, p_expect_hashes,
+                          p_expect_versions, p_quota)
+                   WITH ORDINALITY AS u(now, key_id, account_id, per_minute, per_day, window_ms, expect_hash, expect_version,
+                                        quota, ord)
+             ORDER BY u.account_id COLLATE "C", u.key_id COLLATE "C", 1) AS x
       LEFT JOIN rate_windows r ON r.key_id = x.key_id
       LEFT JOIN key_hashes h ON h.hash = x.expect_hash AND NOT h.retired
       LEFT JOIN api_keys k ON k.id = h.key_id AND k.is_active
-     ORDER BY x.account_id COLLATE "C", x.key_id COLLATE "C", x.ord
+     ORDER BY x.account_id COLLATE "C", x.key_id COLLATE "C", x.i
   LOOP
-    v_now := coalesce(it.now, v_clock);
-    IF it.account_id IS DISTINCT FROM v_account THEN
-      v_account := it.account_id;
-      a := array_position(v_accs, v_account);
-      IF a IS NULL THEN
-        RAISE EXCEPTION 'benchdata_admit_arrays: no day row for account %', v_account;
+    IF NOT it.ok THEN
+      IF it.a IS NULL THEN
+        RAISE EXCEPTION 'benchdata_admit_arrays: no day row for account %', it.account_id;
       END IF;
-    END IF;
-    IF NOT it.key_ok OR (it.expect_hash IS NOT NULL AND v_versions[a] IS DISTINCT FROM it.expect_version) THEN
       CONTINUE;
     END IF;
 
@@ -534,64 +534,62 @@ BEGIN
     -- The sliding window (core's slidingWindow): the stamps still inside it, then room for one more? The log is
     -- ascending, so width_bucket finds the first stamp inside the window: it counts the stamps at or before the
     -- window's start by the same halving search as core's.
-    v_lo := width_bucket(v_now - it.window_ms, v_stamps) + 1;
+    v_lo := width_bucket(it.now - it.window_ms, v_stamps) + 1;
     v_live := cardinality(v_stamps) - v_lo + 1;
-    IF it.per_minute <= 0 THEN
-      m_allowed := false; m_remaining := 0; m_reset := v_now + it.window_ms; m_retry := it.window_ms;
-    ELSIF v_live < it.per_minute THEN
-      -- The oldest stamp once now is in (now itself when a clock stepped back past the others).
-      m_allowed := true; m_remaining := it.per_minute - (v_live + 1); m_retry := 0;
-      m_reset := CASE WHEN v_live = 0 THEN v_now ELSE least(v_stamps[v_lo], v_now) END + it.window_ms;
-    ELSE
-      -- Full: a slot frees when the (n - limit + 1)-th oldest stamp leaves the window.
-      m_allowed := false; m_remaining := 0; m_reset := v_stamps[v_lo + v_live - it.per_minute] + it.window_ms;
-      m_retry := greatest(1, m_reset - v_now);
-    END IF;
-
     -- The account's UTC day (core's dailyWindow), from the batch's copy of its day row.
-    v_day := floor(v_now / 86400000.0)::integer;
-    d_count := CASE WHEN v_ddays[a] = v_day THEN v_dcounts[a] ELSE 0 END;
-    IF d_count >= it.per_day THEN
-      d_allowed := false; d_reset := (v_day + 1)::bigint * 86400000; d_retry := greatest(1, d_reset - v_now);
-    ELSE
-      d_allowed := true; d_count := d_count + 1; d_retry := 0;
-    END IF;
+    d_count := CASE WHEN v_ddays[it.a] = it.day THEN v_dcounts[it.a] ELSE 0 END;
 
-    -- A refusal writes nothing; the window that would have allowed it is reported as it was before. The
-    -- binding window is the one with the longer wait (the day, when both refuse near midnight).
-    IF NOT m_allowed OR NOT d_allowed THEN
-      v_kind[it.i] := CASE WHEN NOT d_allowed AND (m_allowed OR d_retry >= m_retry) THEN 3 ELSE 2 END;
-      v_mrem[it.i] := CASE WHEN m_allowed THEN m_remaining + 1 ELSE m_remaining END;
-      v_mreset[it.i] := m_reset;
-      v_drem[it.i] := CASE WHEN d_allowed THEN it.per_day - d_count + 1 ELSE 0 END;
-      v_retry[it.i] := greatest(m_retry, d_retry);
+    IF v_live < it.per_minute AND d_count < it.per_day THEN
+      -- Admitted by the rate limits: apply (to the copies, written back after the loop). A clock that stepped
+      -- back can leave a stamp newer than now; the log is kept ordered. The oldest stamp once now is in is the
+      -- minute's reset.
+      IF v_live >= 1 AND v_stamps[cardinality(v_stamps)] > it.now THEN
+        v_stamps := ARRAY(SELECT s FROM unnest(v_stamps[v_lo:] || it.now) AS s ORDER BY s);
+      ELSE
+        v_stamps := v_stamps[v_lo:] || it.now;
+      END IF;
+      v_wdirty := true;
+      v_ddays[it.a] := it.day;
+      v_dcounts[it.a] := d_count + 1;
+      IF it.quota THEN
+        v_billing := true;
+        v_kind[it.i] := 4;
+        v_whole[it.i] := benchdata_admit_quota(it.now, it.account_id, p_anchor_day[it.i], p_base_quota[it.i], p_block_size[it.i],
+          p_block_price[it.i], p_currency[it.i], p_retry_after_failure_ms[it.i], p_max_auto_charges[it.i], p_warning_event_ids[it.i],
+          p_invoice_ids[it.i],
+          json_build_object('limit', it.per_minute, 'remaining', it.per_minute - (v_live + 1), 'resetAt', v_stamps[1] + it.window_ms),
+          json_build_object('limit', it.per_day, 'remaining', it.per_day - (d_count + 1), 'resetAt', (it.day + 1)::bigint * 86400000));
+      ELSE
+        v_kind[it.i] := 1;
+        v_mrem[it.i] := it.per_minute - (v_live + 1);
+        v_mreset[it.i] := v_stamps[1] + it.window_ms;
+        v_drem[it.i] := it.per_day - (d_count + 1);
+      END IF;
       CONTINUE;
     END IF;
 
-    -- Admitted by the rate limits: apply (to the copies, written back after the loop). A clock that stepped
-    -- back can leave a stamp newer than now; the log is kept ordered.
-    IF v_live >= 1 AND v_stamps[cardinality(v_stamps)] > v_now THEN
-      v_stamps := ARRAY(SELECT s FROM unnest(v_stamps[v_lo:] || v_now) AS s ORDER BY s);
+    -- Refused: nothing is written; the window that would have allowed it is reported as it was before. The
+    -- binding window is the one with the longer wait (the day, when both refuse near midnight).
+    IF it.per_minute <= 0 THEN
+      m_allowed := false; m_remaining := 0; m_reset := it.now + it.window_ms; m_retry := it.window_ms;
+    ELSIF v_live < it.per_minute THEN
+      m_allowed := true; m_remaining := it.per_minute - (v_live + 1); m_retry := 0;
+      m_reset := CASE WHEN v_live = 0 THEN it.now ELSE least(v_stamps[v_lo], it.now) END + it.window_ms;
     ELSE
-      v_stamps := v_stamps[v_lo:] || v_now;
+      -- Full: a slot frees when the (n - limit + 1)-th oldest stamp leaves the window.
+      m_allowed := false; m_remaining := 0; m_reset := v_stamps[v_lo + v_live - it.per_minute] + it.window_ms;
+      m_retry := greatest(1, m_reset - it.now);
     END IF;
-    v_wdirty := true;
-    v_ddays[a] := v_day;
-    v_dcounts[a] := d_count;
-    v_ddirty[a] := true;
-    IF it.quota THEN
-      v_billing := true;
-      v_kind[it.i] := 4;
-      v_whole[it.i] := benchdata_admit_quota(v_now, it.account_id, it.anchor_day, it.base_quota, it.block_size, it.block_price,
-        it.currency, it.retry_after_failure_ms, it.max_auto_charges, it.warning_event_id, it.invoice_id,
-        json_build_object('limit', it.per_minute, 'remaining', m_remaining, 'resetAt', m_reset),
-        json_build_object('limit', it.per_day, 'remaining', it.per_day - d_count, 'resetAt', (v_day + 1)::bigint * 86400000));
+    IF d_count >= it.per_day THEN
+      d_allowed := false; d_reset := (it.day + 1)::bigint * 86400000; d_retry := greatest(1, d_reset - it.now);
     ELSE
-      v_kind[it.i] := 1;
-      v_mrem[it.i] := m_remaining;
-      v_mreset[it.i] := m_reset;
-      v_drem[it.i] := it.per_day - d_count;
+      d_allowed := true; d_count := d_count + 1; d_retry := 0;
     END IF;
+    v_kind[it.i] := CASE WHEN NOT d_allowed AND (m_allowed OR d_retry >= m_retry) THEN 3 ELSE 2 END;
+    v_mrem[it.i] := CASE WHEN m_allowed THEN m_remaining + 1 ELSE m_remaining END;
+    v_mreset[it.i] := m_reset;
+    v_drem[it.i] := CASE WHEN d_allowed THEN it.per_day - d_count + 1 ELSE 0 END;
+    v_retry[it.i] := greatest(m_retry, d_retry);
   END LOOP;
   IF v_wdirty AND v_w IS NOT NULL THEN
     v_ws[v_w] := ROW(v_key, v_stamps)::rate_windows;
@@ -601,8 +599,8 @@ BEGIN
 
   UPDATE rate_windows AS r SET stamps = u.stamps FROM unnest(v_ws) AS u WHERE r.key_id = u.key_id;
   UPDATE day_counters AS d SET day = u.day, count = u.count
-    FROM unnest(v_accs, v_ddays, v_dcounts, v_ddirty) AS u(account_id, day, count, dirty)
-   WHERE u.dirty AND d.account_id = u.account_id;
+    FROM unnest(v_accs, v_ddays, v_dcounts, v_ddays0, v_dcounts0) AS u(account_id, day, count, day0, count0)
+   WHERE (u.day, u.count) IS DISTINCT FROM (u.day0, u.count0) AND d.account_id = u.account_id;
   IF v_alone AND NOT v_billing THEN
     PERFORM set_config('synchronous_commit', 'off', true);
   END IF;
@@ -741,4 +739,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "dlv_<ULID> delivery ids in creation order; admit reports the longer wait", sql: DELIVERY_ORDER + FUNCTIONS },
   { version: 5, name: "account versions; batched admissions", sql: ACCOUNT_VERSIONS + FUNCTIONS },
   { version: 6, name: "compact batched admissions, asynchronous commit without billing; HOT window updates", sql: ADMIT_ARRAYS + FUNCTIONS },
+  { version: 7, name: "leaner batched admissions", sql: FUNCTIONS },
 ];
