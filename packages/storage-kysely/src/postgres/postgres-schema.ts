@@ -356,9 +356,17 @@ END $$;
 -- they name. An admission with an expected hash is admitted only if that hash still names an active key, not
 -- retired by a rotation, of an account at the expected version; otherwise it is stale and changes nothing.
 --
+-- Remembered key checks: the account's version is read by every batch, but the key check (a join of key_hashes
+-- and api_keys) is skipped for an admission flagged in p_trusted when the statement that would make it reads
+-- admission_epoch = p_epoch. The caller flags only the hashes it saw pass that check in a statement that read
+-- the same epoch; since the epoch moves with every change of those tables, in the same transaction, and never
+-- repeats, the tables are then exactly as they were, and the check would pass again. Old servers send no epoch
+-- (the wrapper below) and every check is made. The epoch read is returned, for the caller to remember by
+-- (postgres/verified-keys.ts).
+--
 -- The result is compact, for the server to put together (postgres-storage.ts, admitResults), because building
 -- JSON objects in plpgsql costs more than the decision: [clock, kinds, minute remaining, minute resets, day
--- remaining, retry-after, whole results], each but the clock an array in the admissions' order.
+-- remaining, retry-after, whole results, epoch], each but the first and last an array in the admissions' order.
 -- Kinds: 0 stale, 1 allowed (no quota), 2 and 3 rate limited by the minute and by the day, 4 a quota admission,
 -- whose result (AdmitResult's JSON, from benchdata_admit_quota) is in the whole results. What the caller knows is
 -- left out: the limits, the time used (its own now, or the clock when it gave none) and the day's reset,
@@ -404,7 +412,9 @@ CREATE OR REPLACE FUNCTION benchdata_admit_arrays(
   p_retry_after_failure_ms bigint[],
   p_max_auto_charges integer[],
   p_warning_event_ids text[],
-  p_invoice_ids text[]
+  p_invoice_ids text[],
+  p_epoch bigint,
+  p_trusted boolean[]
 ) RETURNS json LANGUAGE plpgsql VOLATILE
 -- Every statement here reads rows by key, one admission's at a time. On small tables the planner prefers a
 -- sequential scan (or a hash or merge join) that reads the whole table, which costs more than the index at
@@ -424,6 +434,7 @@ DECLARE
   v_alone boolean := pg_current_xact_id_if_assigned() IS NULL;
   v_billing boolean := false;
   v_clock bigint;
+  v_epoch bigint;
   v_kind smallint[] := array_fill(0::smallint, ARRAY[v_n]);
   v_mrem integer[] := array_fill(0, ARRAY[v_n]);
   v_mreset bigint[] := array_fill(0::bigint, ARRAY[v_n]);
@@ -478,26 +489,32 @@ BEGIN
   -- The admissions in account and key order (sorted before the windows are joined, so the sorts move no
   -- window), each with its key's window and whether it may go ahead: its account's day row is in hand and, if it
   -- has an expected hash, that hash still names an active, unretired key, this one, of this account, at the
-  -- expected version.
+  -- expected version. The key check is one join, skipped for the admissions the caller says it verified at the
+  -- epoch this statement reads (see admission_epoch): no key or hash has changed since.
   FOR it IN
     SELECT x.i, x.key_id, x.account_id, x.now, floor(x.now / 86400000.0)::integer AS day, x.per_minute, x.per_day, x.window_ms,
-           x.quota, x.again, x.a, r.key_id IS NOT NULL AS has_window, r.stamps,
+           x.quota, x.again, x.a, x.epoch, r.key_id IS NOT NULL AS has_window, r.stamps,
            x.a IS NOT NULL AND (x.expect_hash IS NULL
-             OR (coalesce(k.id = x.key_id AND k.account_id = x.account_id, false)
+             OR (coalesce(x.trusted OR (k.id = x.key_id AND k.account_id = x.account_id), false)
                  AND v_versions[x.a] IS NOT DISTINCT FROM x.expect_version)) AS ok
       FROM (SELECT u.ord::integer AS i, u.key_id, u.account_id, coalesce(u.now, v_clock) AS now, u.per_minute, u.per_day,
                    u.window_ms, u.expect_hash, u.expect_version, coalesce(u.quota, false) AS quota,
-                   array_position(v_accs, u.account_id) AS a,
+                   array_position(v_accs, u.account_id) AS a, e.epoch, coalesce(u.trusted AND e.epoch = p_epoch, false) AS trusted,
                    -- A key given with two accounts (a caller's mistake) comes round again in the later account's turn.
                    u.account_id <> min(u.account_id COLLATE "C") OVER (PARTITION BY u.key_id COLLATE "C") AS again
               FROM unnest(p_nows, p_key_ids, p_account_ids, p_per_minute, p_per_day, p_window_ms, p_expect_hashes,
-                          p_expect_versions, p_quota)
+                          p_expect_versions, p_quota, p_trusted)
                    WITH ORDINALITY AS u(now, key_id, account_id, per_minute, per_day, window_ms, expect_hash, expect_version,
-                                        quota, ord)
+                                        quota, trusted, ord),
+                   (SELECT (SELECT epoch FROM admission_epoch WHERE id = 1) AS epoch OFFSET 0) AS e
              ORDER BY u.account_id COLLATE "C", u.key_id COLLATE "C", 1) AS x
       LEFT JOIN rate_windows r ON r.key_id = x.key_id
-      LEFT JOIN key_hashes h ON h.hash = x.expect_hash AND NOT h.retired
-      LEFT JOIN api_keys k ON k.id = h.key_id AND k.is_active
+      LEFT JOIN LATERAL (
+        SELECT k.id, k.account_id FROM key_hashes h JOIN api_keys k ON k.id = h.key_id AND k.is_active
+         WHERE NOT x.trusted AND h.hash = x.expect_hash AND NOT h.retired
+        -- Kept a subquery (not merged into the join), so that NOT x.trusted gates its index scans.
+        OFFSET 0
+      ) AS k ON true
      ORDER BY x.account_id COLLATE "C", x.key_id COLLATE "C", x.i
   LOOP
     IF NOT it.ok THEN
@@ -591,6 +608,8 @@ BEGIN
     v_drem[it.i] := CASE WHEN d_allowed THEN it.per_day - d_count + 1 ELSE 0 END;
     v_retry[it.i] := greatest(m_retry, d_retry);
   END LOOP;
+  -- The loop's record keeps its last row (all NULL when there was none): every row carries the one epoch read.
+  v_epoch := it.epoch;
   IF v_wdirty AND v_w IS NOT NULL THEN
     v_ws[v_w] := ROW(v_key, v_stamps)::rate_windows;
   ELSIF v_wdirty THEN
@@ -604,8 +623,36 @@ BEGIN
   IF v_alone AND NOT v_billing THEN
     PERFORM set_config('synchronous_commit', 'off', true);
   END IF;
-  RETURN json_build_array(v_clock, v_kind, v_mrem, v_mreset, v_drem, v_retry, v_whole);
+  RETURN json_build_array(v_clock, v_kind, v_mrem, v_mreset, v_drem, v_retry, v_whole, v_epoch);
 END $$;
+
+-- The batch as servers of version 6 call it (kept for them during an upgrade): without an epoch, so every
+-- expectation is checked by the join. Its answer has the epoch last, which those servers do not read.
+CREATE OR REPLACE FUNCTION benchdata_admit_arrays(
+  p_accounts text[],
+  p_nows bigint[],
+  p_key_ids text[],
+  p_account_ids text[],
+  p_per_minute integer[],
+  p_per_day integer[],
+  p_window_ms bigint[],
+  p_expect_hashes text[],
+  p_expect_versions bigint[],
+  p_quota boolean[],
+  p_anchor_day integer[],
+  p_base_quota bigint[],
+  p_block_size bigint[],
+  p_block_price bigint[],
+  p_currency text[],
+  p_retry_after_failure_ms bigint[],
+  p_max_auto_charges integer[],
+  p_warning_event_ids text[],
+  p_invoice_ids text[]
+) RETURNS json LANGUAGE sql VOLATILE AS $$
+  SELECT benchdata_admit_arrays(p_accounts, p_nows, p_key_ids, p_account_ids, p_per_minute, p_per_day, p_window_ms, p_expect_hashes,
+    p_expect_versions, p_quota, p_anchor_day, p_base_quota, p_block_size, p_block_price, p_currency, p_retry_after_failure_ms,
+    p_max_auto_charges, p_warning_event_ids, p_invoice_ids, NULL::bigint, NULL::boolean[])
+$$;
 
 -- The batch as servers of version 5 call it (kept for them during an upgrade): benchdata_admit_arrays, its
 -- result put back into a JSON array of results in AdmitResult's shape.
@@ -731,6 +778,35 @@ const ADMIT_ARRAYS = `
 ALTER TABLE rate_windows SET (fillfactor = 50);
 `;
 
+// The admission epoch: a value that moves, in the writer's own transaction, with every statement that changes
+// key_hashes or api_keys, whoever runs it (a server of any version, an operator in psql). An admission reads it
+// in the statement that checks its keys, so a server that verified a remembered lookup there may skip the check
+// while the epoch stays what it read (see benchdata_admit_arrays). Values come from a sequence, which never
+// gives one twice, not even after a rollback: an epoch names one state of those tables. Admissions only read the
+// row; the writers queue on it, which costs key changes (rare) a little and admissions nothing. The triggers
+// fire before each statement, so that the epoch is the first lock a writer of those tables takes; ENABLE ALWAYS
+// keeps them firing with session_replication_role = replica (a logical replication subscriber applying keys).
+// Accounts are not part of it: their version is read afresh by every batch.
+const ADMISSION_EPOCH = `
+CREATE SEQUENCE admission_epoch_seq;
+CREATE TABLE admission_epoch (
+  id    integer PRIMARY KEY CHECK (id = 1),
+  epoch bigint NOT NULL
+);
+INSERT INTO admission_epoch (id, epoch) VALUES (1, nextval('admission_epoch_seq'));
+CREATE FUNCTION benchdata_bump_admission_epoch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE admission_epoch SET epoch = nextval('admission_epoch_seq') WHERE id = 1;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER key_hashes_admission_epoch BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON key_hashes
+  FOR EACH STATEMENT EXECUTE FUNCTION benchdata_bump_admission_epoch();
+CREATE TRIGGER api_keys_admission_epoch BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON api_keys
+  FOR EACH STATEMENT EXECUTE FUNCTION benchdata_bump_admission_epoch();
+ALTER TABLE key_hashes ENABLE ALWAYS TRIGGER key_hashes_admission_epoch;
+ALTER TABLE api_keys ENABLE ALWAYS TRIGGER api_keys_admission_epoch;
+`;
+
 /** The PostgreSQL migrations, oldest first. */
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
@@ -739,5 +815,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "dlv_<ULID> delivery ids in creation order; admit reports the longer wait", sql: DELIVERY_ORDER + FUNCTIONS },
   { version: 5, name: "account versions; batched admissions", sql: ACCOUNT_VERSIONS + FUNCTIONS },
   { version: 6, name: "compact batched admissions, asynchronous commit without billing; HOT window updates", sql: ADMIT_ARRAYS + FUNCTIONS },
-  { version: 7, name: "leaner batched admissions", sql: FUNCTIONS },
+  { version: 7, name: "admission epoch: remembered key checks; leaner batched admissions", sql: ADMISSION_EPOCH + FUNCTIONS },
 ];
