@@ -16,7 +16,6 @@ import type { Pool } from "pg";
 import type {
   AccountRecord,
   AdmitInput,
-  AdmitQuota,
   AdmitResult,
   ApiKeyRecord,
   ClaimedCharge,
@@ -178,19 +177,21 @@ const NEEDS_ESCAPE = /[\\"]/;
 
 /** benchdata_admit_arrays's ten quota arrays (whether each admission has a quota, then its terms), as array literals. */
 function quotaArrays(inputs: readonly AdmitInput[]): string[] {
-  const column = (f: (q: AdmitQuota) => ArrayElement): string => arrayLiteral(inputs.map((input) => (input.quota === null ? null : f(input.quota))));
-  return [
-    arrayLiteral(inputs.map((input) => input.quota !== null)),
-    column((q) => q.anchorDay),
-    column((q) => q.baseQuota),
-    column((q) => q.blockSize),
-    column((q) => q.blockPrice),
-    column((q) => q.currency),
-    column((q) => q.retryAfterFailureMs),
-    column((q) => q.maxAutoCharges),
-    column((q) => q.warningEventId),
-    column((q) => q.invoiceId),
-  ];
+  const columns: ArrayElement[][] = Array.from({ length: 10 }, () => new Array<ArrayElement>(inputs.length));
+  for (let i = 0; i < inputs.length; i++) {
+    const q = inputs[i]!.quota;
+    columns[0]![i] = q !== null;
+    columns[1]![i] = q?.anchorDay ?? null;
+    columns[2]![i] = q?.baseQuota ?? null;
+    columns[3]![i] = q?.blockSize ?? null;
+    columns[4]![i] = q?.blockPrice ?? null;
+    columns[5]![i] = q?.currency ?? null;
+    columns[6]![i] = q?.retryAfterFailureMs ?? null;
+    columns[7]![i] = q?.maxAutoCharges ?? null;
+    columns[8]![i] = q?.warningEventId ?? null;
+    columns[9]![i] = q?.invoiceId ?? null;
+  }
+  return columns.map(arrayLiteral);
 }
 /** The quota arrays of a batch without quota: empty, which unnest pads with NULLs (no quota). */
 const EMPTY_QUOTA_ARRAYS: readonly string[] = Array.from({ length: 10 }, () => "{}");
