@@ -379,9 +379,9 @@ END $$;
 -- decides on the state the previous one committed: no read-then-write race. Every batch locks in the same
 -- order (accounts ascending; the items are handled in account order, so quota rows follow it too). An
 -- account's day row normally exists from its creation (createAccount writes it); one that does not (an account
--- made by an older server, or an account id without an account in tests) is created at the start of the batch,
--- before any lock. Such a freshly inserted row is held out of that order, so two batches creating rows can
--- still deadlock: PostgreSQL's detector aborts one, which the caller retries whole. Row locks are taken per
+-- made by an older server, or an account id without an account in tests) is created once the existing ones are
+-- locked. Such a freshly inserted row is held out of that order, so two batches creating rows can still
+-- deadlock: PostgreSQL's detector aborts one, which the caller retries whole. Row locks are taken per
 -- account, not per key, because each one is a write (and a WAL record), and a batch of a hundred keys has far
 -- fewer accounts.
 --
@@ -467,14 +467,15 @@ DECLARE
   d_reset bigint;
   d_retry bigint;
 BEGIN
-  -- An account without a day row (made by an older server) gets one first, before any lock, so that every
-  -- lock below is taken in account order; the check costs less than the insert it saves.
-  IF (SELECT count(*) FROM day_counters WHERE account_id = ANY (p_accounts)) < cardinality(p_accounts) THEN
+  -- The accounts' day rows, locked in account order and counted by one statement. An account without one (made
+  -- by an older server) gets it now, and the rows are locked again with it (the others are already held).
+  IF (SELECT count(*) FROM (SELECT 1 FROM day_counters WHERE account_id = ANY (p_accounts) ORDER BY account_id FOR UPDATE) AS d)
+     < cardinality(p_accounts) THEN
     INSERT INTO day_counters (account_id, day, count)
     SELECT u.id, 0, 0 FROM unnest(p_accounts) AS u(id) ORDER BY 1
     ON CONFLICT (account_id) DO NOTHING;
+    PERFORM 1 FROM (SELECT account_id FROM day_counters WHERE account_id = ANY (p_accounts) ORDER BY account_id FOR UPDATE) AS d;
   END IF;
-  PERFORM 1 FROM (SELECT account_id FROM day_counters WHERE account_id = ANY (p_accounts) ORDER BY account_id FOR UPDATE) AS d;
   -- The database's time once the locks are held: a batch that waited for another decides after it, never before.
   v_clock := benchdata_clock_ms();
   -- Read after the locks, so a change committed while this batch waited is seen.
