@@ -8,7 +8,8 @@
  *   npx tsx --tsconfig packages/storage-kysely/tsconfig.json packages/storage-kysely/bench/admit-batch.bench.ts [--live] [--rounds N] [--admissions N] [--sql FILE]
  *
  * Database CPU is read from /proc twice: the benchmark's own backends (its pool's connections) and every
- * `postgres` process (including the WAL writer and whatever else the server is doing meanwhile).
+ * `postgres` process (including the WAL writer and whatever else the server is doing meanwhile). Each round
+ * also reports the mean batch (transaction ids taken per admission). PREFILL=n sets the stamps per window.
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -22,7 +23,8 @@ import { createTestDatabase } from "../src/test-support/pg-test-database.ts";
 const ACCOUNTS = 16;
 const KEYS_PER_ACCOUNT = 50;
 const CALLERS = 50;
-const PREFILL = 150;
+// Stamps per window (PREFILL=n to see what the window's size costs).
+const PREFILL = Number(process.env.PREFILL ?? 150);
 // Linux reports CPU time in clock ticks of 10 ms.
 const TICK_MS = 10;
 
@@ -44,6 +46,11 @@ function cpuMsOfPids(pids: readonly number[]): number {
 /** The server's current WAL position, in bytes. */
 async function walLsn(client: pg.Client): Promise<number> {
   return Number((await client.query(`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS b`)).rows[0].b);
+}
+
+/** The next transaction id: every batch that writes takes one, so the difference counts batches. */
+async function nextXid(client: pg.Client): Promise<number> {
+  return Number((await client.query(`SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS x`)).rows[0].x);
 }
 
 /** Creates the accounts and keys; returns each key's remembered lookup. */
@@ -84,7 +91,7 @@ async function round(
   live: boolean,
   total: number,
   backends: readonly number[],
-): Promise<{ dbOwnUs: number; dbAllUs: number; nodeUs: number; walBytes: number; ms: number; kinds: Record<string, number> }> {
+): Promise<{ dbOwnUs: number; dbAllUs: number; nodeUs: number; walBytes: number; ms: number; batch: number; kinds: Record<string, number> }> {
   const kinds: Record<string, number> = {};
   let next = 0;
   let serial = 0;
@@ -113,6 +120,7 @@ async function round(
     };
   };
   const lsn0 = await walLsn(admin);
+  const xid0 = await nextXid(admin);
   const dbOwn0 = cpuMsOfPids(backends);
   const dbAll0 = cpuMsOfCommand("postgres") ?? 0;
   const node0 = process.cpuUsage();
@@ -130,12 +138,14 @@ async function round(
   const dbOwn = cpuMsOfPids(backends) - dbOwn0;
   const dbAll = (cpuMsOfCommand("postgres") ?? 0) - dbAll0;
   const walBytes = (await walLsn(admin)) - lsn0;
+  const batches = (await nextXid(admin)) - xid0;
   return {
     dbOwnUs: (dbOwn * 1000) / total,
     dbAllUs: (dbAll * 1000) / total,
     nodeUs: (node.user + node.system) / total,
     walBytes: walBytes / total,
     ms,
+    batch: total / Math.max(1, batches),
     kinds,
   };
 }
@@ -171,7 +181,7 @@ try {
     results.push(res);
     console.log(
       `round ${r + 1}: db own ${res.dbOwnUs.toFixed(1)} µs, db all ${res.dbAllUs.toFixed(1)} µs, node ${res.nodeUs.toFixed(1)} µs per admission; ` +
-        `${Math.round(res.walBytes)} WAL bytes; ${Math.round((total / res.ms) * 1000)} admissions/s; ${JSON.stringify(res.kinds)}`,
+        `${Math.round(res.walBytes)} WAL bytes; ${Math.round((total / res.ms) * 1000)} admissions/s, ${res.batch.toFixed(1)} a batch; ${JSON.stringify(res.kinds)}`,
     );
   }
   console.log(

@@ -383,6 +383,73 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     }
   });
 
+  describe("admission epoch: a server skips the key check of a lookup it verified while no key or hash has changed", () => {
+    const ACC = "acc_epoch";
+    const setup = async (): Promise<{ a: OpenedStorage; b: OpenedStorage; psql: pg.Client; done: () => Promise<void> }> => {
+      const t = await createTestDatabase();
+      const a = await openStorage(t.url, { clock: "app" });
+      const b = await openStorage(t.url, { clock: "app" });
+      const psql = new pg.Client({ connectionString: t.url });
+      await a.migrate();
+      await psql.connect();
+      await a.createAccount({ id: ACC, name: "A", tier: "growth", createdAt: 0, limits: {}, allowedCidrs: [], billing: {} });
+      for (let k = 1; k <= 8; k++) {
+        const id = `key_e${k}`;
+        const key = { id, accountId: ACC, name: id, environment: "test" as const, scopes: ["benchmarks:read" as const], prefix: "svc_test_e", isActive: true, createdAt: 0, rotatedAt: null, revokedAt: null };
+        await b.createKey({ key, hash: `h_${id}`, maxKeys: 20, eventId: `evt_${id}` });
+      }
+      return { a, b, psql, done: async () => (await psql.end(), await a.close(), await b.close(), await t.drop()) };
+    };
+    let now = T0;
+    const admit = (s: OpenedStorage, id: string, hash = `h_${id}`): Promise<string> =>
+      s.admit({ keyId: id, accountId: ACC, perMinute: 1000, perDay: 10_000, windowMs: 60_000, now: now++, quota: null, expect: { keyHash: hash, version: 0 } }).then((r) => r.kind);
+
+    it("a rotation, revocation or any change in psql, committed on another connection, makes the old key stale on the very next batch", async () => {
+      const { a, b, psql, done } = await setup();
+      try {
+        // Each change follows two admissions on `a`: the second was trusted at the epoch the first read.
+        const changed = async (id: string, change: () => Promise<unknown>): Promise<string> => {
+          expect(await admit(a, id)).toBe("allowed");
+          expect(await admit(a, id)).toBe("allowed");
+          await change();
+          return admit(a, id);
+        };
+        expect(await changed("key_e1", () => b.rotateKey({ accountId: ACC, keyId: "key_e1", newHash: "h_key_e1_new", newPrefix: "svc_test_n", now, eventId: "evt_r1" }))).toBe("stale");
+        expect(await admit(a, "key_e1", "h_key_e1_new")).toBe("allowed");
+        expect(await changed("key_e2", () => b.revokeKey({ accountId: ACC, keyId: "key_e2", now, eventId: "evt_v2" }))).toBe("stale");
+        expect(await changed("key_e3", () => psql.query("UPDATE key_hashes SET retired = true WHERE key_id = 'key_e3'"))).toBe("stale");
+        expect(await changed("key_e4", () => psql.query("UPDATE api_keys SET account_id = 'acc_elsewhere' WHERE id = 'key_e4'"))).toBe("stale");
+        expect(await changed("key_e5", () => psql.query("DELETE FROM key_hashes WHERE key_id = 'key_e5'"))).toBe("stale");
+        expect(await changed("key_e6", () => psql.query("UPDATE key_hashes SET key_id = 'key_e7' WHERE key_id = 'key_e6'"))).toBe("stale");
+        // Even as a logical replication subscriber applies changes (session_replication_role = replica).
+        expect(await changed("key_e7", () => psql.query("BEGIN; SET LOCAL session_replication_role = replica; UPDATE api_keys SET is_active = false WHERE id = 'key_e7'; COMMIT"))).toBe("stale");
+        expect(await changed("key_e8", () => psql.query("TRUNCATE key_hashes"))).toBe("stale");
+      } finally {
+        await done();
+      }
+    });
+
+    it("the skip is real, and only the epoch allows it: a change that does not move it is not seen by a server that verified the key, but is by an older server", async () => {
+      const { a, b, psql, done } = await setup();
+      try {
+        expect(await admit(a, "key_e1")).toBe("allowed");
+        await psql.query("BEGIN; ALTER TABLE key_hashes DISABLE TRIGGER key_hashes_admission_epoch; UPDATE key_hashes SET retired = true WHERE key_id = 'key_e1'; ALTER TABLE key_hashes ENABLE ALWAYS TRIGGER key_hashes_admission_epoch; COMMIT");
+        // Trusted without the join (which would find the hash retired)...
+        expect(await admit(a, "key_e1")).toBe("allowed");
+        // ...while a server of version 6 (no epoch) is always checked by it.
+        const old = await psql.query(
+          `SELECT benchdata_admit_arrays('{${ACC}}', '{${now}}', '{key_e1}', '{${ACC}}', '{1000}', '{10000}', '{60000}', '{h_key_e1}', '{0}', '{f}',
+                  '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{NULL}') -> 1 ->> 0 AS kind`,
+        );
+        expect(old.rows[0].kind).toBe("0");
+        // Another instance, which never verified the key, checks it.
+        expect(await admit(b, "key_e1")).toBe("stale");
+      } finally {
+        await done();
+      }
+    });
+  });
+
   it("the hot path's array literals reach PostgreSQL exactly: quotes, backslashes, commas, braces, NULL as text, empty strings", async () => {
     const t = await createTestDatabase();
     const client = new pg.Client({ connectionString: t.url });

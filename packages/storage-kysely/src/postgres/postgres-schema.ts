@@ -356,11 +356,19 @@ END $$;
 -- they name. An admission with an expected hash is admitted only if that hash still names an active key, not
 -- retired by a rotation, of an account at the expected version; otherwise it is stale and changes nothing.
 --
+-- Remembered key checks: the account's version is read by every batch, but the key check (a join of key_hashes
+-- and api_keys) is skipped for an admission flagged in p_trusted when the statement that would make it reads
+-- admission_epoch = p_epoch. The caller flags only the hashes it saw pass that check in a statement that read
+-- the same epoch; since the epoch moves with every change of those tables, in the same transaction, and never
+-- repeats, the tables are then exactly as they were, and the check would pass again. Old servers send no epoch
+-- (the wrapper below) and every check is made. The epoch read is returned, for the caller to remember by
+-- (postgres/verified-keys.ts).
+--
 -- The result is compact, for the server to put together (postgres-storage.ts, admitResults), because building
 -- JSON objects in plpgsql costs more than the decision: [clock, kinds, minute remaining, minute resets, day
--- remaining, retry-after, whole results], each but the clock an array in the admissions' order. Kinds: 0 stale,
--- 1 allowed (no quota), 2 and 3 rate limited by the minute and by the day, 4 a quota admission, whose result
--- (AdmitResult's JSON, from benchdata_admit_quota) is in the last array. What the caller already knows is
+-- remaining, retry-after, whole results, epoch], each but the first and last an array in the admissions' order.
+-- Kinds: 0 stale, 1 allowed (no quota), 2 and 3 rate limited by the minute and by the day, 4 a quota admission,
+-- whose result (AdmitResult's JSON, from benchdata_admit_quota) is in the whole results. What the caller knows is
 -- left out: the limits, the time used (its own now, or the clock when it gave none) and the day's reset,
 -- which follows from that time.
 --
@@ -371,9 +379,9 @@ END $$;
 -- decides on the state the previous one committed: no read-then-write race. Every batch locks in the same
 -- order (accounts ascending; the items are handled in account order, so quota rows follow it too). An
 -- account's day row normally exists from its creation (createAccount writes it); one that does not (an account
--- made by an older server, or an account id without an account in tests) is created at the start of the batch,
--- before any lock. Such a freshly inserted row is held out of that order, so two batches creating rows can
--- still deadlock: PostgreSQL's detector aborts one, which the caller retries whole. Row locks are taken per
+-- made by an older server, or an account id without an account in tests) is created once the existing ones are
+-- locked. Such a freshly inserted row is held out of that order, so two batches creating rows can still
+-- deadlock: PostgreSQL's detector aborts one, which the caller retries whole. Row locks are taken per
 -- account, not per key, because each one is a write (and a WAL record), and a batch of a hundred keys has far
 -- fewer accounts.
 --
@@ -404,7 +412,9 @@ CREATE OR REPLACE FUNCTION benchdata_admit_arrays(
   p_retry_after_failure_ms bigint[],
   p_max_auto_charges integer[],
   p_warning_event_ids text[],
-  p_invoice_ids text[]
+  p_invoice_ids text[],
+  p_epoch bigint,
+  p_trusted boolean[]
 ) RETURNS json LANGUAGE plpgsql VOLATILE
 -- Every statement here reads rows by key, one admission's at a time. On small tables the planner prefers a
 -- sequential scan (or a hash or merge join) that reads the whole table, which costs more than the index at
@@ -424,6 +434,7 @@ DECLARE
   v_alone boolean := pg_current_xact_id_if_assigned() IS NULL;
   v_billing boolean := false;
   v_clock bigint;
+  v_epoch bigint;
   v_kind smallint[] := array_fill(0::smallint, ARRAY[v_n]);
   v_mrem integer[] := array_fill(0, ARRAY[v_n]);
   v_mreset bigint[] := array_fill(0::bigint, ARRAY[v_n]);
@@ -431,14 +442,13 @@ DECLARE
   v_retry bigint[] := array_fill(0::bigint, ARRAY[v_n]);
   v_whole json[] := array_fill(NULL::json, ARRAY[v_n]);
   it record;
-  -- The batch's day rows (account order) and its accounts' versions; a is the current admission's account.
+  -- The batch's day rows (account order), as read and as the batch leaves them, and its accounts' versions.
   v_accs text[];
+  v_ddays0 integer[];
+  v_dcounts0 integer[];
   v_ddays integer[];
   v_dcounts integer[];
-  v_ddirty boolean[];
   v_versions bigint[];
-  v_account text;
-  a integer;
   -- The window in hand: the key whose admissions are being decided (they come one after another), and the
   -- changed windows, written back after the loop.
   v_key text;
@@ -446,8 +456,6 @@ DECLARE
   v_wdirty boolean := false;
   v_w integer;
   v_ws rate_windows[] := '{}';
-  v_now bigint;
-  v_day integer;
   v_lo integer;
   v_live integer;
   m_allowed boolean;
@@ -459,51 +467,61 @@ DECLARE
   d_reset bigint;
   d_retry bigint;
 BEGIN
-  -- An account without a day row (made by an older server) gets one first, before any lock, so that every
-  -- lock below is taken in account order; the check costs less than the insert it saves.
-  IF (SELECT count(*) FROM day_counters WHERE account_id = ANY (p_accounts)) < cardinality(p_accounts) THEN
+  -- The accounts' day rows, locked in account order and counted by one statement. An account without one (made
+  -- by an older server) gets it now, and the rows are locked again with it (the others are already held).
+  IF (SELECT count(*) FROM (SELECT 1 FROM day_counters WHERE account_id = ANY (p_accounts) ORDER BY account_id FOR UPDATE) AS d)
+     < cardinality(p_accounts) THEN
     INSERT INTO day_counters (account_id, day, count)
     SELECT u.id, 0, 0 FROM unnest(p_accounts) AS u(id) ORDER BY 1
     ON CONFLICT (account_id) DO NOTHING;
+    PERFORM 1 FROM (SELECT account_id FROM day_counters WHERE account_id = ANY (p_accounts) ORDER BY account_id FOR UPDATE) AS d;
   END IF;
-  PERFORM 1 FROM (SELECT account_id FROM day_counters WHERE account_id = ANY (p_accounts) ORDER BY account_id FOR UPDATE) AS d;
   -- The database's time once the locks are held: a batch that waited for another decides after it, never before.
   v_clock := benchdata_clock_ms();
   -- Read after the locks, so a change committed while this batch waited is seen.
   SELECT array_agg(d.account_id ORDER BY d.account_id), array_agg(d.day ORDER BY d.account_id),
          array_agg(d.count ORDER BY d.account_id), array_agg(acc.version ORDER BY d.account_id)
-    INTO v_accs, v_ddays, v_dcounts, v_versions
+    INTO v_accs, v_ddays0, v_dcounts0, v_versions
     FROM day_counters d LEFT JOIN accounts acc ON acc.id = d.account_id
    WHERE d.account_id = ANY (p_accounts);
-  v_ddirty := array_fill(false, ARRAY[cardinality(v_accs)]);
+  v_ddays := v_ddays0;
+  v_dcounts := v_dcounts0;
 
-  -- The admissions in account and key order, each with its key's window and whether its expected hash still
-  -- names an active, unretired key, this one, of this account.
+  -- The admissions in account and key order (sorted before the windows are joined, so the sorts move no
+  -- window), each with its key's window and whether it may go ahead: its account's day row is in hand and, if it
+  -- has an expected hash, that hash still names an active, unretired key, this one, of this account, at the
+  -- expected version. The key check is one join, skipped for the admissions the caller says it verified at the
+  -- epoch this statement reads (see admission_epoch): no key or hash has changed since.
   FOR it IN
-    SELECT x.ord::integer AS i, x.*, r.key_id IS NOT NULL AS has_window, r.stamps,
-           x.expect_hash IS NULL OR coalesce(k.id = x.key_id AND k.account_id = x.account_id, false) AS key_ok,
-           -- A key given with two accounts (a caller's mistake) comes round again in the later account's turn.
-           x.account_id <> min(x.account_id COLLATE "C") OVER (PARTITION BY x.key_id) AS again
-      FROM unnest(p_nows, p_key_ids, p_account_ids, p_per_minute, p_per_day, p_window_ms, p_expect_hashes, p_expect_versions,
-                  p_quota, p_anchor_day, p_base_quota, p_block_size, p_block_price, p_currency, p_retry_after_failure_ms,
-                  p_max_auto_charges, p_warning_event_ids, p_invoice_ids)
-           WITH ORDINALITY AS x(now, key_id, account_id, per_minute, per_day, window_ms, expect_hash, expect_version,
-                  quota, anchor_day, base_quota, block_size, block_price, currency, retry_after_failure_ms,
-                  max_auto_charges, warning_event_id, invoice_id, ord)
+    SELECT x.i, x.key_id, x.account_id, x.now, floor(x.now / 86400000.0)::integer AS day, x.per_minute, x.per_day, x.window_ms,
+           x.quota, x.again, x.a, x.epoch, r.key_id IS NOT NULL AS has_window, r.stamps,
+           x.a IS NOT NULL AND (x.expect_hash IS NULL
+             OR (coalesce(x.trusted OR (k.id = x.key_id AND k.account_id = x.account_id), false)
+                 AND v_versions[x.a] IS NOT DISTINCT FROM x.expect_version)) AS ok
+      FROM (SELECT u.ord::integer AS i, u.key_id, u.account_id, coalesce(u.now, v_clock) AS now, u.per_minute, u.per_day,
+                   u.window_ms, u.expect_hash, u.expect_version, coalesce(u.quota, false) AS quota,
+                   array_position(v_accs, u.account_id) AS a, e.epoch, coalesce(u.trusted AND e.epoch = p_epoch, false) AS trusted,
+                   -- A key given with two accounts (a caller's mistake) comes round again in the later account's turn.
+                   u.account_id <> min(u.account_id COLLATE "C") OVER (PARTITION BY u.key_id COLLATE "C") AS again
+              FROM unnest(p_nows, p_key_ids, p_account_ids, p_per_minute, p_per_day, p_window_ms, p_expect_hashes,
+                          p_expect_versions, p_quota, p_trusted)
+                   WITH ORDINALITY AS u(now, key_id, account_id, per_minute, per_day, window_ms, expect_hash, expect_version,
+                                        quota, trusted, ord),
+                   (SELECT (SELECT epoch FROM admission_epoch WHERE id = 1) AS epoch OFFSET 0) AS e
+             ORDER BY u.account_id COLLATE "C", u.key_id COLLATE "C", 1) AS x
       LEFT JOIN rate_windows r ON r.key_id = x.key_id
-      LEFT JOIN key_hashes h ON h.hash = x.expect_hash AND NOT h.retired
-      LEFT JOIN api_keys k ON k.id = h.key_id AND k.is_active
-     ORDER BY x.account_id COLLATE "C", x.key_id COLLATE "C", x.ord
+      LEFT JOIN LATERAL (
+        SELECT k.id, k.account_id FROM key_hashes h JOIN api_keys k ON k.id = h.key_id AND k.is_active
+         WHERE NOT x.trusted AND h.hash = x.expect_hash AND NOT h.retired
+        -- Kept a subquery (not merged into the join), so that NOT x.trusted gates its index scans.
+        OFFSET 0
+      ) AS k ON true
+     ORDER BY x.account_id COLLATE "C", x.key_id COLLATE "C", x.i
   LOOP
-    v_now := coalesce(it.now, v_clock);
-    IF it.account_id IS DISTINCT FROM v_account THEN
-      v_account := it.account_id;
-      a := array_position(v_accs, v_account);
-      IF a IS NULL THEN
-        RAISE EXCEPTION 'benchdata_admit_arrays: no day row for account %', v_account;
+    IF NOT it.ok THEN
+      IF it.a IS NULL THEN
+        RAISE EXCEPTION 'benchdata_admit_arrays: no day row for account %', it.account_id;
       END IF;
-    END IF;
-    IF NOT it.key_ok OR (it.expect_hash IS NOT NULL AND v_versions[a] IS DISTINCT FROM it.expect_version) THEN
       CONTINUE;
     END IF;
 
@@ -534,65 +552,65 @@ BEGIN
     -- The sliding window (core's slidingWindow): the stamps still inside it, then room for one more? The log is
     -- ascending, so width_bucket finds the first stamp inside the window: it counts the stamps at or before the
     -- window's start by the same halving search as core's.
-    v_lo := width_bucket(v_now - it.window_ms, v_stamps) + 1;
+    v_lo := width_bucket(it.now - it.window_ms, v_stamps) + 1;
     v_live := cardinality(v_stamps) - v_lo + 1;
-    IF it.per_minute <= 0 THEN
-      m_allowed := false; m_remaining := 0; m_reset := v_now + it.window_ms; m_retry := it.window_ms;
-    ELSIF v_live < it.per_minute THEN
-      -- The oldest stamp once now is in (now itself when a clock stepped back past the others).
-      m_allowed := true; m_remaining := it.per_minute - (v_live + 1); m_retry := 0;
-      m_reset := CASE WHEN v_live = 0 THEN v_now ELSE least(v_stamps[v_lo], v_now) END + it.window_ms;
-    ELSE
-      -- Full: a slot frees when the (n - limit + 1)-th oldest stamp leaves the window.
-      m_allowed := false; m_remaining := 0; m_reset := v_stamps[v_lo + v_live - it.per_minute] + it.window_ms;
-      m_retry := greatest(1, m_reset - v_now);
-    END IF;
-
     -- The account's UTC day (core's dailyWindow), from the batch's copy of its day row.
-    v_day := floor(v_now / 86400000.0)::integer;
-    d_count := CASE WHEN v_ddays[a] = v_day THEN v_dcounts[a] ELSE 0 END;
-    IF d_count >= it.per_day THEN
-      d_allowed := false; d_reset := (v_day + 1)::bigint * 86400000; d_retry := greatest(1, d_reset - v_now);
-    ELSE
-      d_allowed := true; d_count := d_count + 1; d_retry := 0;
-    END IF;
+    d_count := CASE WHEN v_ddays[it.a] = it.day THEN v_dcounts[it.a] ELSE 0 END;
 
-    -- A refusal writes nothing; the window that would have allowed it is reported as it was before. The
-    -- binding window is the one with the longer wait (the day, when both refuse near midnight).
-    IF NOT m_allowed OR NOT d_allowed THEN
-      v_kind[it.i] := CASE WHEN NOT d_allowed AND (m_allowed OR d_retry >= m_retry) THEN 3 ELSE 2 END;
-      v_mrem[it.i] := CASE WHEN m_allowed THEN m_remaining + 1 ELSE m_remaining END;
-      v_mreset[it.i] := m_reset;
-      v_drem[it.i] := CASE WHEN d_allowed THEN it.per_day - d_count + 1 ELSE 0 END;
-      v_retry[it.i] := greatest(m_retry, d_retry);
+    IF v_live < it.per_minute AND d_count < it.per_day THEN
+      -- Admitted by the rate limits: apply (to the copies, written back after the loop). A clock that stepped
+      -- back can leave a stamp newer than now; the log is kept ordered. The oldest stamp once now is in is the
+      -- minute's reset.
+      IF v_live >= 1 AND v_stamps[cardinality(v_stamps)] > it.now THEN
+        v_stamps := ARRAY(SELECT s FROM unnest(v_stamps[v_lo:] || it.now) AS s ORDER BY s);
+      ELSE
+        v_stamps := v_stamps[v_lo:] || it.now;
+      END IF;
+      v_wdirty := true;
+      v_ddays[it.a] := it.day;
+      v_dcounts[it.a] := d_count + 1;
+      IF it.quota THEN
+        v_billing := true;
+        v_kind[it.i] := 4;
+        v_whole[it.i] := benchdata_admit_quota(it.now, it.account_id, p_anchor_day[it.i], p_base_quota[it.i], p_block_size[it.i],
+          p_block_price[it.i], p_currency[it.i], p_retry_after_failure_ms[it.i], p_max_auto_charges[it.i], p_warning_event_ids[it.i],
+          p_invoice_ids[it.i],
+          json_build_object('limit', it.per_minute, 'remaining', it.per_minute - (v_live + 1), 'resetAt', v_stamps[1] + it.window_ms),
+          json_build_object('limit', it.per_day, 'remaining', it.per_day - (d_count + 1), 'resetAt', (it.day + 1)::bigint * 86400000));
+      ELSE
+        v_kind[it.i] := 1;
+        v_mrem[it.i] := it.per_minute - (v_live + 1);
+        v_mreset[it.i] := v_stamps[1] + it.window_ms;
+        v_drem[it.i] := it.per_day - (d_count + 1);
+      END IF;
       CONTINUE;
     END IF;
 
-    -- Admitted by the rate limits: apply (to the copies, written back after the loop). A clock that stepped
-    -- back can leave a stamp newer than now; the log is kept ordered.
-    IF v_live >= 1 AND v_stamps[cardinality(v_stamps)] > v_now THEN
-      v_stamps := ARRAY(SELECT s FROM unnest(v_stamps[v_lo:] || v_now) AS s ORDER BY s);
+    -- Refused: nothing is written; the window that would have allowed it is reported as it was before. The
+    -- binding window is the one with the longer wait (the day, when both refuse near midnight).
+    IF it.per_minute <= 0 THEN
+      m_allowed := false; m_remaining := 0; m_reset := it.now + it.window_ms; m_retry := it.window_ms;
+    ELSIF v_live < it.per_minute THEN
+      m_allowed := true; m_remaining := it.per_minute - (v_live + 1); m_retry := 0;
+      m_reset := CASE WHEN v_live = 0 THEN it.now ELSE least(v_stamps[v_lo], it.now) END + it.window_ms;
     ELSE
-      v_stamps := v_stamps[v_lo:] || v_now;
+      -- Full: a slot frees when the (n - limit + 1)-th oldest stamp leaves the window.
+      m_allowed := false; m_remaining := 0; m_reset := v_stamps[v_lo + v_live - it.per_minute] + it.window_ms;
+      m_retry := greatest(1, m_reset - it.now);
     END IF;
-    v_wdirty := true;
-    v_ddays[a] := v_day;
-    v_dcounts[a] := d_count;
-    v_ddirty[a] := true;
-    IF it.quota THEN
-      v_billing := true;
-      v_kind[it.i] := 4;
-      v_whole[it.i] := benchdata_admit_quota(v_now, it.account_id, it.anchor_day, it.base_quota, it.block_size, it.block_price,
-        it.currency, it.retry_after_failure_ms, it.max_auto_charges, it.warning_event_id, it.invoice_id,
-        json_build_object('limit', it.per_minute, 'remaining', m_remaining, 'resetAt', m_reset),
-        json_build_object('limit', it.per_day, 'remaining', it.per_day - d_count, 'resetAt', (v_day + 1)::bigint * 86400000));
+    IF d_count >= it.per_day THEN
+      d_allowed := false; d_reset := (it.day + 1)::bigint * 86400000; d_retry := greatest(1, d_reset - it.now);
     ELSE
-      v_kind[it.i] := 1;
-      v_mrem[it.i] := m_remaining;
-      v_mreset[it.i] := m_reset;
-      v_drem[it.i] := it.per_day - d_count;
+      d_allowed := true; d_count := d_count + 1; d_retry := 0;
     END IF;
+    v_kind[it.i] := CASE WHEN NOT d_allowed AND (m_allowed OR d_retry >= m_retry) THEN 3 ELSE 2 END;
+    v_mrem[it.i] := CASE WHEN m_allowed THEN m_remaining + 1 ELSE m_remaining END;
+    v_mreset[it.i] := m_reset;
+    v_drem[it.i] := CASE WHEN d_allowed THEN it.per_day - d_count + 1 ELSE 0 END;
+    v_retry[it.i] := greatest(m_retry, d_retry);
   END LOOP;
+  -- The loop's record keeps its last row (all NULL when there was none): every row carries the one epoch read.
+  v_epoch := it.epoch;
   IF v_wdirty AND v_w IS NOT NULL THEN
     v_ws[v_w] := ROW(v_key, v_stamps)::rate_windows;
   ELSIF v_wdirty THEN
@@ -601,13 +619,41 @@ BEGIN
 
   UPDATE rate_windows AS r SET stamps = u.stamps FROM unnest(v_ws) AS u WHERE r.key_id = u.key_id;
   UPDATE day_counters AS d SET day = u.day, count = u.count
-    FROM unnest(v_accs, v_ddays, v_dcounts, v_ddirty) AS u(account_id, day, count, dirty)
-   WHERE u.dirty AND d.account_id = u.account_id;
+    FROM unnest(v_accs, v_ddays, v_dcounts, v_ddays0, v_dcounts0) AS u(account_id, day, count, day0, count0)
+   WHERE (u.day, u.count) IS DISTINCT FROM (u.day0, u.count0) AND d.account_id = u.account_id;
   IF v_alone AND NOT v_billing THEN
     PERFORM set_config('synchronous_commit', 'off', true);
   END IF;
-  RETURN json_build_array(v_clock, v_kind, v_mrem, v_mreset, v_drem, v_retry, v_whole);
+  RETURN json_build_array(v_clock, v_kind, v_mrem, v_mreset, v_drem, v_retry, v_whole, v_epoch);
 END $$;
+
+-- The batch as servers of version 6 call it (kept for them during an upgrade): without an epoch, so every
+-- expectation is checked by the join. Its answer has the epoch last, which those servers do not read.
+CREATE OR REPLACE FUNCTION benchdata_admit_arrays(
+  p_accounts text[],
+  p_nows bigint[],
+  p_key_ids text[],
+  p_account_ids text[],
+  p_per_minute integer[],
+  p_per_day integer[],
+  p_window_ms bigint[],
+  p_expect_hashes text[],
+  p_expect_versions bigint[],
+  p_quota boolean[],
+  p_anchor_day integer[],
+  p_base_quota bigint[],
+  p_block_size bigint[],
+  p_block_price bigint[],
+  p_currency text[],
+  p_retry_after_failure_ms bigint[],
+  p_max_auto_charges integer[],
+  p_warning_event_ids text[],
+  p_invoice_ids text[]
+) RETURNS json LANGUAGE sql VOLATILE AS $$
+  SELECT benchdata_admit_arrays(p_accounts, p_nows, p_key_ids, p_account_ids, p_per_minute, p_per_day, p_window_ms, p_expect_hashes,
+    p_expect_versions, p_quota, p_anchor_day, p_base_quota, p_block_size, p_block_price, p_currency, p_retry_after_failure_ms,
+    p_max_auto_charges, p_warning_event_ids, p_invoice_ids, NULL::bigint, NULL::boolean[])
+$$;
 
 -- The batch as servers of version 5 call it (kept for them during an upgrade): benchdata_admit_arrays, its
 -- result put back into a JSON array of results in AdmitResult's shape.
@@ -733,6 +779,35 @@ const ADMIT_ARRAYS = `
 ALTER TABLE rate_windows SET (fillfactor = 50);
 `;
 
+// The admission epoch: a value that moves, in the writer's own transaction, with every statement that changes
+// key_hashes or api_keys, whoever runs it (a server of any version, an operator in psql). An admission reads it
+// in the statement that checks its keys, so a server that verified a remembered lookup there may skip the check
+// while the epoch stays what it read (see benchdata_admit_arrays). Values come from a sequence, which never
+// gives one twice, not even after a rollback: an epoch names one state of those tables. Admissions only read the
+// row; the writers queue on it, which costs key changes (rare) a little and admissions nothing. The triggers
+// fire before each statement, so that the epoch is the first lock a writer of those tables takes; ENABLE ALWAYS
+// keeps them firing with session_replication_role = replica (a logical replication subscriber applying keys).
+// Accounts are not part of it: their version is read afresh by every batch.
+const ADMISSION_EPOCH = `
+CREATE SEQUENCE admission_epoch_seq;
+CREATE TABLE admission_epoch (
+  id    integer PRIMARY KEY CHECK (id = 1),
+  epoch bigint NOT NULL
+);
+INSERT INTO admission_epoch (id, epoch) VALUES (1, nextval('admission_epoch_seq'));
+CREATE FUNCTION benchdata_bump_admission_epoch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE admission_epoch SET epoch = nextval('admission_epoch_seq') WHERE id = 1;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER key_hashes_admission_epoch BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON key_hashes
+  FOR EACH STATEMENT EXECUTE FUNCTION benchdata_bump_admission_epoch();
+CREATE TRIGGER api_keys_admission_epoch BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON api_keys
+  FOR EACH STATEMENT EXECUTE FUNCTION benchdata_bump_admission_epoch();
+ALTER TABLE key_hashes ENABLE ALWAYS TRIGGER key_hashes_admission_epoch;
+ALTER TABLE api_keys ENABLE ALWAYS TRIGGER api_keys_admission_epoch;
+`;
+
 /** The PostgreSQL migrations, oldest first. */
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
@@ -741,4 +816,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "dlv_<ULID> delivery ids in creation order; admit reports the longer wait", sql: DELIVERY_ORDER + FUNCTIONS },
   { version: 5, name: "account versions; batched admissions", sql: ACCOUNT_VERSIONS + FUNCTIONS },
   { version: 6, name: "compact batched admissions, asynchronous commit without billing; HOT window updates", sql: ADMIT_ARRAYS + FUNCTIONS },
+  { version: 7, name: "admission epoch: remembered key checks; leaner batched admissions", sql: ADMISSION_EPOCH + FUNCTIONS },
 ];

@@ -4,8 +4,8 @@
  *
  * The hot path goes straight to the pool as named (once-planned) statements, batched (batch/batcher.ts):
  * `findKeyByHash` (hash → key → account join, for every hash looked up at once) and `admit`
- * (`SELECT benchdata_admit_batch(...)`, a plpgsql function holding the whole decision for every admission
- * in flight; see postgres-schema.ts).
+ * (`SELECT benchdata_admit_arrays(...)`, a plpgsql function holding the whole decision for every admission
+ * in flight; see postgres-schema.ts), which skips the key checks it remembers passing (verified-keys.ts).
  * Everything else is one guarded statement or a short READ COMMITTED transaction that takes row locks
  * before it decides (accounts for the key/webhook limits, quota rows for charges), claims with
  * `FOR UPDATE SKIP LOCKED`, and leases with tokens.
@@ -52,6 +52,7 @@ import type { SqlStorage } from "../sql-storage.ts";
 import type { Row } from "../rows.ts";
 import { accountFromRow, deliveryFromRow, invoiceFromRow, json, keyFromRow, lookupAccountFromRow, num, numOrNull, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres-schema.ts";
+import { verifiedKeys } from "./verified-keys.ts";
 
 /** Options of the PostgreSQL storage. */
 export interface PostgresStorageOptions {
@@ -148,6 +149,9 @@ export async function migratePostgres(db: Db, logger: Logger = silentLogger): Pr
   });
 }
 
+/** How many remembered lookups' key checks a storage remembers (see verified-keys.ts). */
+const VERIFIED_KEYS_SIZE = 20_000;
+
 /** A value of a one-dimensional PostgreSQL array. */
 type ArrayElement = string | number | boolean | null;
 
@@ -171,8 +175,41 @@ export function arrayLiteral(values: readonly ArrayElement[]): string {
 }
 const NEEDS_ESCAPE = /[\\"]/;
 
-/** benchdata_admit_arrays's result: the clock, then per admission its kind, minute remaining and reset, day remaining, retry-after and whole result. */
-type AdmitArrays = [clock: number, kinds: number[], minuteRemaining: number[], minuteResets: number[], dayRemaining: number[], retries: number[], whole: (AdmitResult | null)[]];
+/** benchdata_admit_arrays's ten quota arrays (whether each admission has a quota, then its terms), as array literals. */
+function quotaArrays(inputs: readonly AdmitInput[]): string[] {
+  const columns: ArrayElement[][] = Array.from({ length: 10 }, () => new Array<ArrayElement>(inputs.length));
+  for (let i = 0; i < inputs.length; i++) {
+    const q = inputs[i]!.quota;
+    columns[0]![i] = q !== null;
+    columns[1]![i] = q?.anchorDay ?? null;
+    columns[2]![i] = q?.baseQuota ?? null;
+    columns[3]![i] = q?.blockSize ?? null;
+    columns[4]![i] = q?.blockPrice ?? null;
+    columns[5]![i] = q?.currency ?? null;
+    columns[6]![i] = q?.retryAfterFailureMs ?? null;
+    columns[7]![i] = q?.maxAutoCharges ?? null;
+    columns[8]![i] = q?.warningEventId ?? null;
+    columns[9]![i] = q?.invoiceId ?? null;
+  }
+  return columns.map(arrayLiteral);
+}
+/** The quota arrays of a batch without quota: empty, which unnest pads with NULLs (no quota). */
+const EMPTY_QUOTA_ARRAYS: readonly string[] = Array.from({ length: 10 }, () => "{}");
+
+/**
+ * benchdata_admit_arrays's result: the clock, then per admission its kind, minute remaining and reset, day remaining,
+ * retry-after and whole result, then the admission epoch it read.
+ */
+type AdmitArrays = [
+  clock: number,
+  kinds: number[],
+  minuteRemaining: number[],
+  minuteResets: number[],
+  dayRemaining: number[],
+  retries: number[],
+  whole: (AdmitResult | null)[],
+  epoch: number | null,
+];
 
 const DAY_MS = 86_400_000;
 
@@ -255,50 +292,89 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     { maxBatch: 256, concurrency: 2 },
   );
 
-  /** A batch of admissions as benchdata_admit_arrays's arrays (as array literals): its distinct accounts, then one element per admission. */
-  const admitArrays = (inputs: readonly AdmitInput[]): string[] => {
-    const columns: ArrayElement[][] = Array.from({ length: 18 }, () => new Array<ArrayElement>(inputs.length));
+  // Which remembered lookups this storage's admissions found to hold, and at which epoch (verified-keys.ts).
+  const keys = verifiedKeys(VERIFIED_KEYS_SIZE);
+
+  /**
+   * A batch of admissions as benchdata_admit_arrays's arguments: its distinct accounts, one array element per
+   * admission (as array literals), the epoch last heard, and which admissions' keys were verified at it.
+   */
+  const admitArrays = (inputs: readonly AdmitInput[]): { values: (string | number | null)[]; epoch: number | null; trusted: boolean[] } => {
+    const n = inputs.length;
     const accounts = new Set<string>();
-    inputs.forEach((input, i) => {
-      const q = input.quota;
+    const keyIds = new Array<string>(n);
+    const accountIds = new Array<string>(n);
+    const perMinute = new Array<number>(n);
+    const perDay = new Array<number>(n);
+    const windowMs = new Array<number>(n);
+    const hashes = new Array<string | null>(n);
+    const versions = new Array<number | null>(n);
+    const epoch = keys.epoch;
+    const trusted = new Array<boolean>(n);
+    let anyTrusted = false;
+    let quotas = false;
+    for (let i = 0; i < n; i++) {
+      const input = inputs[i]!;
       accounts.add(input.accountId);
-      const row = [
-        clockArg(input.now),
-        input.keyId,
-        input.accountId,
-        input.perMinute,
-        input.perDay,
-        input.windowMs,
-        input.expect?.keyHash ?? null,
-        input.expect?.version ?? null,
-        q !== null,
-        q?.anchorDay ?? null,
-        q?.baseQuota ?? null,
-        q?.blockSize ?? null,
-        q?.blockPrice ?? null,
-        q?.currency ?? null,
-        q?.retryAfterFailureMs ?? null,
-        q?.maxAutoCharges ?? null,
-        q?.warningEventId ?? null,
-        q?.invoiceId ?? null,
-      ];
-      for (let c = 0; c < row.length; c++) columns[c]![i] = row[c]!;
-    });
-    return [arrayLiteral([...accounts]), ...columns.map(arrayLiteral)];
+      keyIds[i] = input.keyId;
+      accountIds[i] = input.accountId;
+      perMinute[i] = input.perMinute;
+      perDay[i] = input.perDay;
+      windowMs[i] = input.windowMs;
+      hashes[i] = input.expect?.keyHash ?? null;
+      versions[i] = input.expect?.version ?? null;
+      trusted[i] = input.expect !== undefined && keys.holds(input.expect.keyHash, input.keyId, input.accountId);
+      if (trusted[i]) anyTrusted = true;
+      if (input.quota !== null) quotas = true;
+    }
+    // unnest pads a shorter array with NULLs: the database's clock and a batch without quota (test keys, the usual
+    // case) send empty arrays instead of a NULL per admission.
+    const nows = options.clock === "app" ? arrayLiteral(inputs.map((input) => input.now)) : "{}";
+    const quota = quotas ? quotaArrays(inputs) : EMPTY_QUOTA_ARRAYS;
+    const values = [
+      arrayLiteral([...accounts]),
+      nows,
+      arrayLiteral(keyIds),
+      arrayLiteral(accountIds),
+      arrayLiteral(perMinute),
+      arrayLiteral(perDay),
+      arrayLiteral(windowMs),
+      arrayLiteral(hashes),
+      arrayLiteral(versions),
+      ...quota,
+      epoch,
+      anyTrusted ? arrayLiteral(trusted) : "{}",
+    ];
+    return { values, epoch, trusted };
+  };
+  /** Remembers the key checks a batch passed, at the epoch it read. */
+  const rememberChecks = (inputs: readonly AdmitInput[], answer: AdmitArrays, sent: { epoch: number | null; trusted: boolean[] }): void => {
+    const epoch = answer[7] ?? null;
+    keys.heard(epoch);
+    if (epoch === null) return;
+    const kinds = answer[1];
+    for (let i = 0; i < inputs.length; i++) {
+      const input = inputs[i]!;
+      if (input.expect === undefined || (sent.trusted[i] && epoch === sent.epoch)) continue;
+      if (kinds[i] === 0) keys.forget(input.expect.keyHash);
+      else keys.verified(input.expect.keyHash, input.keyId, input.accountId, epoch);
+    }
   };
   // One batch, one statement (see benchdata_admit_arrays in postgres-schema.ts).
   const runAdmitBatch = async (inputs: readonly AdmitInput[]): Promise<AdmitResult[]> => {
-    const values = admitArrays(inputs);
+    const sent = admitArrays(inputs);
     for (let attempt = 1; ; attempt++) {
       try {
         const rows = await prepared(
           "benchdata_admit_arrays",
           `SELECT benchdata_admit_arrays($1::text[], $2::bigint[], $3::text[], $4::text[], $5::integer[], $6::integer[], $7::bigint[], $8::text[],
                   $9::bigint[], $10::boolean[], $11::integer[], $12::bigint[], $13::bigint[], $14::bigint[], $15::text[], $16::bigint[],
-                  $17::integer[], $18::text[], $19::text[]) AS r`,
-          values,
+                  $17::integer[], $18::text[], $19::text[], $20::bigint, $21::boolean[]) AS r`,
+          sent.values,
         );
-        return admitResults(json<AdmitArrays>(rows[0]!.r), inputs, options.clock === "app");
+        const answer = json<AdmitArrays>(rows[0]!.r);
+        rememberChecks(inputs, answer, sent);
+        return admitResults(answer, inputs, options.clock === "app");
       } catch (e) {
         // A batch that had to create an account's day row can deadlock with another (see benchdata_admit_arrays);
         // it was rolled back whole.
