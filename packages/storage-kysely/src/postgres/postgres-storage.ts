@@ -447,7 +447,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
 
     async createAccount(a) {
       try {
-        // With its (empty) day counter, so admissions only ever lock existing rows (see benchdata_admit_batch).
+        // With its (empty) day counter, so admissions only ever lock existing rows (see benchdata_admit_arrays).
         await sql`WITH a AS (
                     INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, billing)
                     VALUES (${a.id}, ${a.name}, ${a.tier}, ${a.createdAt}::bigint, ${JSON.stringify(a.limits)}::jsonb, ${[...a.allowedCidrs]}::text[], ${JSON.stringify(a.billing)}::jsonb)
