@@ -23,6 +23,24 @@ async function freshStore(clock: "app" | "database"): Promise<OpenedStorage> {
   return s;
 }
 
+/** A throwaway database at an older schema version (its migrations applied as that version's server did), then `seed` on it. */
+async function databaseAtVersion(version: number, seed?: (client: pg.Client) => Promise<void>): Promise<Awaited<ReturnType<typeof createTestDatabase>>> {
+  const t = await createTestDatabase();
+  const client = new pg.Client({ connectionString: t.url });
+  await client.connect();
+  try {
+    await client.query("CREATE TABLE benchdata_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+    for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version <= version)) {
+      await client.query(m.sql);
+      await client.query("INSERT INTO benchdata_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+    }
+    await seed?.(client);
+  } finally {
+    await client.end();
+  }
+  return t;
+}
+
 async function dispose(s: Storage): Promise<void> {
   await s.close();
   await dbs.get(s)?.();
@@ -115,24 +133,14 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
   });
 
   it("upgrading a database with deliveries from before dlv_<ULID> ids: they stay claimable, ahead of newer ones, and new ids are dlv_<ULID>", async () => {
-    const t = await createTestDatabase();
-    const client = new pg.Client({ connectionString: t.url });
-    await client.connect();
-    try {
-      await client.query("CREATE TABLE benchdata_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
-      for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version < 4)) {
-        await client.query(m.sql);
-        await client.query("INSERT INTO benchdata_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
-      }
+    const t = await databaseAtVersion(3, async (client) => {
       // A pending delivery as the version-2 outbox wrote it: dlv_ + the event's id + a sequence number.
       await client.query(`INSERT INTO accounts (id, name, tier, created_at) VALUES ('acc_old', 'Old', 'growth', 0);
         INSERT INTO webhooks (id, account_id, url, events, secret, created_at) VALUES ('wh_old', 'acc_old', 'https://h.example/x', '{quota.warning}', 'whsec_x', 0);
         INSERT INTO events (id, type, account_id, created_at, body) VALUES ('evt_01OLD', 'quota.warning', 'acc_old', 1000, '{}');
         INSERT INTO deliveries (id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, created_at)
           VALUES ('dlv_01OLD000001', 'evt_01OLD', 'wh_old', 'acc_old', 'pending', 0, 1000, 1000);`);
-    } finally {
-      await client.end();
-    }
+    });
     const up = await openStorage(t.url, { clock: "app" });
     try {
       await up.migrate();
@@ -149,21 +157,11 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
   });
 
   it("upgrading from version 4: older keys and accounts get their window and day rows and version 0, and the old single-admission function still decides", async () => {
-    const t = await createTestDatabase();
-    const client = new pg.Client({ connectionString: t.url });
-    await client.connect();
-    try {
-      await client.query("CREATE TABLE benchdata_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
-      for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version < 5)) {
-        await client.query(m.sql);
-        await client.query("INSERT INTO benchdata_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
-      }
+    const t = await databaseAtVersion(4, async (client) => {
       await client.query(`INSERT INTO accounts (id, name, tier, created_at) VALUES ('acc_old', 'Old', 'growth', 0);
         INSERT INTO api_keys (id, account_id, name, environment, scopes, prefix, is_active, created_at) VALUES ('key_old', 'acc_old', 'k', 'test', '{benchmarks:read}', 'svc_test_old', true, 0);
         INSERT INTO key_hashes (hash, key_id) VALUES ('h_old', 'key_old');`);
-    } finally {
-      await client.end();
-    }
+    });
     const up = await openStorage(t.url, { clock: "app" });
     const check = new pg.Client({ connectionString: t.url });
     try {
@@ -187,18 +185,7 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
   });
 
   it("upgrading from version 5: a server of that version still gets AdmitResult's JSON from benchdata_admit_batch, deciding on the same windows", async () => {
-    const t = await createTestDatabase();
-    const client = new pg.Client({ connectionString: t.url });
-    await client.connect();
-    try {
-      await client.query("CREATE TABLE benchdata_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
-      for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version < 6)) {
-        await client.query(m.sql);
-        await client.query("INSERT INTO benchdata_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
-      }
-    } finally {
-      await client.end();
-    }
+    const t = await databaseAtVersion(5);
     const up = await openStorage(t.url, { clock: "app" });
     const check = new pg.Client({ connectionString: t.url });
     try {
