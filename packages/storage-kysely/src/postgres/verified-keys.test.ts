@@ -35,4 +35,13 @@ describe("verifiedKeys", () => {
     keys.heard(9);
     expect(keys.holds("h9", "key_a", "acc_a")).toBe(false);
   });
+
+  it("an epoch reached again after moving on (a restore or failover replaying history) trusts no check from before", () => {
+    const keys = verifiedKeys(10);
+    keys.heard(5);
+    keys.verified("h", "key_a", "acc_a", 5);
+    keys.heard(6);
+    keys.heard(5);
+    expect(keys.holds("h", "key_a", "acc_a")).toBe(false);
+  });
 });

@@ -8,8 +8,8 @@
  * epoch E therefore holds in every state of the database whose epoch is E. The server sends the epoch it last
  * heard with each batch and flags the admissions whose hash it verified at that epoch; if the batch finds the
  * epoch unchanged, those skip the check, otherwise every admission is checked afresh. The account's version is
- * not remembered: every batch reads it. An epoch lower than the last one heard (a database restored from a
- * backup, or the answers of two batches in flight arriving out of order) forgets everything.
+ * not remembered: every batch reads it. Hearing any other epoch than the last one forgets everything, so an
+ * epoch the database reaches again (a restored backup, a failover) is trusted only for checks made after it.
  */
 import { BoundedMap } from "../sqlite/admission-memo.ts";
 
@@ -48,7 +48,9 @@ export function verifiedKeys(capacity: number): VerifiedKeys {
     },
     heard(e) {
       if (e === null) return;
-      if (epoch !== null && e < epoch) byHash.clear();
+      // Checks made at another epoch never hold again at this one; forgetting them at every move (not only a
+      // move back) also means an epoch the database reaches a second time (a restore, a failover) finds nothing.
+      if (epoch !== null && e !== epoch) byHash.clear();
       epoch = e;
     },
     verified(hash, keyId, accountId, e) {

@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AccountRecord, AdmitInput, ApiKeyRecord, Storage } from "@benchdata/core";
 import { openStorage } from "../open-storage.ts";
+import { createSqliteStorage } from "./sqlite-storage.ts";
 import { admissionMemo, BoundedMap } from "./admission-memo.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "benchdata-memo-"));
@@ -117,6 +118,29 @@ describe("sqlite admissions remember what they wrote only while nothing else wri
       expect((await a.admit({ ...input, now: T0 + 1 })).kind).toBe("stale");
     } finally {
       await close();
+    }
+  });
+});
+
+describe("sqlite admissions when the memo is full", () => {
+  it("a day counter dropped from the memo mid-batch keeps the batch's increments (the daily limit stays exact)", async () => {
+    const path = join(dir, `memo-${++n}.db`);
+    const s = await openStorage(`sqlite:${path}`, { clock: "app" });
+    const db = new Database(path);
+    const small = createSqliteStorage(db, { clock: "app", admissionMemoSize: 1 });
+    try {
+      await s.migrate();
+      const at = (accountId: string, keyId: string): AdmitInput => ({ now: T0, keyId, accountId, perMinute: 1000, perDay: 2, windowMs: 60_000, quota: null });
+      expect((await small.admit(at("acc_hot", "key_hot"))).kind).toBe("allowed");
+      // One batch: the hot account (its second admission), another account (which drops the hot one from a
+      // memo of one), the hot account again (its third: over its daily 2).
+      const kinds = (await Promise.all([small.admit(at("acc_hot", "key_hot")), small.admit(at("acc_other", "key_other")), small.admit(at("acc_hot", "key_hot2"))])).map((r) => r.kind);
+      expect(kinds).toEqual(["allowed", "allowed", "rate_limited"]);
+      const peek = await s.peekLimits({ now: T0, keyId: "key_hot", accountId: "acc_hot", perMinute: 1000, perDay: 2, windowMs: 60_000 });
+      expect(peek.day.remaining).toBe(0);
+    } finally {
+      await small.close();
+      await s.close();
     }
   });
 });

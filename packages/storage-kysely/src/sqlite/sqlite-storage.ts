@@ -84,6 +84,8 @@ export interface SqliteStorageOptions {
   readonly logger?: Logger;
   /** How long decoded benchmark cells are trusted before the data version is checked (ms, default 1000). */
   readonly cacheTtlMs?: number;
+  /** How many windows, day counters and checked lookups admissions remember between batches (default 20,000). */
+  readonly admissionMemoSize?: number;
 }
 
 
@@ -202,7 +204,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
   }
 
   // Admissions remember the rows they wrote while nothing else writes the database (admission-memo.ts).
-  const memo = admissionMemo(ADMISSION_MEMO_SIZE);
+  const memo = admissionMemo(options.admissionMemoSize ?? ADMISSION_MEMO_SIZE);
   const readMark = (): DatabaseMark => {
     const r = q("SELECT (SELECT data_version FROM pragma_data_version) AS v, total_changes() AS t").get() as { v: number; t: number };
     return { dataVersion: r.v, totalChanges: r.t };
@@ -253,7 +255,9 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     const now = timeOf(input.now);
     if (input.expect !== undefined && !expectationHolds(input, input.expect)) return { kind: "stale", now };
     const minuteD = windowOverLog(windowOf(input.keyId), now, input.perMinute, input.windowMs);
-    const counter = dayOf(input.accountId, now);
+    // The batch's own counter first: it holds this batch's increments, which reach the table (and could be
+    // missing from a memo that dropped the account mid-batch) only at the batch's end.
+    const counter = dirtyDays.get(input.accountId) ?? dayOf(input.accountId, now);
     const dayD = dailyWindow(counter.day, counter.count, now, input.perDay);
     const minute: WindowInfo = { limit: input.perMinute, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
     const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
