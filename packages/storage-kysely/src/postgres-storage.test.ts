@@ -243,6 +243,37 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     }
   });
 
+  it("one batch holding a key under two accounts decides the later account's turn on the window the batch left", async () => {
+    // Through the function itself, so the admissions are certainly one batch (the Node side may split them).
+    // Accounts are handled in order: acc_a's key_s, then acc_a's key_z (key_s's window leaves the hand), then
+    // acc_b's two key_s admissions, which must see acc_a's, not the window as the statement first read it.
+    const t = await createTestDatabase();
+    const up = await openStorage(t.url, { clock: "app" });
+    const c = new pg.Client({ connectionString: t.url });
+    try {
+      await up.migrate();
+      await c.connect();
+      const n = (x: unknown): unknown[] => [x, x, x, x];
+      const answer = await c.query(
+        `SELECT benchdata_admit_arrays('{acc_a,acc_b}', $1::bigint[], '{key_s,key_s,key_z,key_s}', '{acc_b,acc_a,acc_a,acc_b}', '{2,2,2,2}',
+                '{100,100,100,100}', '{60000,60000,60000,60000}', $2::text[], $3::bigint[], '{f,f,f,f}', $3::integer[], $3::bigint[],
+                $3::bigint[], $3::bigint[], $2::text[], $3::bigint[], $3::integer[], $2::text[], $2::text[]) AS r`,
+        [[T0, T0 + 1, T0 + 2, T0 + 3], n(null), n(null)],
+      );
+      // [clock, kinds, …]: 1 allowed, 2 refused by the minute window.
+      expect(answer.rows[0].r[1]).toEqual([1, 1, 1, 2]);
+      const stored = await c.query("SELECT key_id, stamps FROM rate_windows ORDER BY key_id");
+      expect(stored.rows.map((r) => [r.key_id, r.stamps.map(Number)])).toEqual([
+        ["key_s", [T0, T0 + 1]],
+        ["key_z", [T0 + 2]],
+      ]);
+    } finally {
+      await c.end();
+      await up.close();
+      await t.drop();
+    }
+  });
+
   it("durability: a batch without billing changes commits asynchronously, one with a quota admission (or inside a transaction that wrote) synchronously", async () => {
     const t = await createTestDatabase();
     const up = await openStorage(t.url, { clock: "app" });
