@@ -32,6 +32,21 @@ describe("createSyntheticSource: determinism", () => {
     );
   });
 
+  it("keeps the cell sets used most recently when it must evict one", async () => {
+    const s = createSyntheticSource("seed-a", { cacheSize: 2 });
+    const segment = SYNTHETIC_SEGMENTS.saas[0] as string;
+    const cell = async (period: string) => (await s.cells("saas", segment, period, ["gross_margin"])).get("gross_margin");
+    const a = await cell("2026-Q3");
+    const b = await cell("2026-Q2");
+    expect(await cell("2026-Q3")).toBe(a); // a hit: now the most recent
+    await cell("2026-Q1"); // evicts 2026-Q2, used longest ago
+    expect(await cell("2026-Q3")).toBe(a);
+    const b2 = await cell("2026-Q2"); // generated again (same numbers, new object), evicting 2026-Q1
+    expect(b2).not.toBe(b);
+    expect(b2?.sorted).toEqual(b?.sorted);
+    expect(await cell("2026-Q3")).toBe(a);
+  });
+
   it("different seed → different numbers", async () => {
     const a = await values(createSyntheticSource("seed-a"), "saas", "all", "2026-Q3", "gross_margin");
     const b = await values(createSyntheticSource("seed-b"), "saas", "all", "2026-Q3", "gross_margin");

@@ -168,20 +168,32 @@ export function createSyntheticSource(seed: string, options: SyntheticOptions = 
     return cells;
   };
 
-  // Bounded LRU of generated cell sets (a Map keeps insertion order; touching re-inserts).
-  const cache = new Map<string, CellSet>();
-  const remember = (key: string, value: CellSet): CellSet => {
-    cache.set(key, value);
-    if (cache.size > cacheSize) cache.delete(cache.keys().next().value as string);
-    return value;
+  // Bounded LRU of generated cell sets. A hit only stamps its entry (re-inserting into the Map on every hit,
+  // the usual trick, costs a delete, an insert and periodic rehashes on the hot path); the rare insertion past
+  // the bound evicts the entry stamped longest ago.
+  const cache = new Map<string, { set: CellSet; used: number }>();
+  let clock = 0;
+  const remember = (key: string, set: CellSet): CellSet => {
+    cache.set(key, { set, used: ++clock });
+    if (cache.size > cacheSize) {
+      let oldest: string | undefined;
+      let oldestUse = Infinity;
+      for (const [k, e] of cache) {
+        if (e.used < oldestUse) {
+          oldestUse = e.used;
+          oldest = k;
+        }
+      }
+      cache.delete(oldest as string);
+    }
+    return set;
   };
   const cellSet = (category: Category, segment: string, period: string): CellSet => {
     const key = `${category}|${segment}|${period}`;
     const hit = cache.get(key);
     if (hit) {
-      cache.delete(key);
-      cache.set(key, hit);
-      return hit;
+      hit.used = ++clock;
+      return hit.set;
     }
     const profiles = SYNTHETIC_PROFILES[category].segments;
     if (segment !== ALL_SEGMENTS) {

@@ -116,6 +116,32 @@ describe("roundTo1", () => {
     expect(roundTo1(0.25)).toBe(0.3); // an exact tie goes away from zero
     expect(roundTo1(100)).toBe(100);
     expect(Object.is(roundTo1(-0.01), 0)).toBe(true);
+    expect(Object.is(roundTo1(-0.04999), 0)).toBe(true);
+    expect(roundTo1(-0.25)).toBe(-0.3);
+    expect(roundTo1(Number.NaN)).toBeNaN();
+    expect(roundTo1(-Infinity)).toBe(-Infinity);
+  });
+
+  // toFixed's answer, with its -0 folded to 0: the definition the fast path must keep to.
+  const slow = (x: number): number => {
+    if (!Number.isFinite(x)) return x;
+    const r = Number(x.toFixed(1));
+    return r === 0 ? 0 : r;
+  };
+  it("agrees with toFixed on any double", () => {
+    fc.assert(fc.property(fc.double(), (x) => Object.is(roundTo1(x), slow(x))), { numRuns: 20_000 });
+  });
+  it("agrees with toFixed at and a few ulps around every twentieth (the ties), at every scale", () => {
+    const nearTie = fc
+      .tuple(fc.integer({ min: -2_000_000, max: 2_000_000 }), fc.integer({ min: 0, max: 12 }), fc.integer({ min: -4, max: 4 }))
+      .map(([k, e, ulps]) => {
+        const t = ((2 * k + 1) / 20) * 10 ** e;
+        const buf = new Float64Array([t]);
+        const bits = new BigInt64Array(buf.buffer);
+        bits[0] = (bits[0] as bigint) + BigInt(ulps);
+        return buf[0] as number;
+      });
+    fc.assert(fc.property(nearTie, (x) => Object.is(roundTo1(x), slow(x))), { numRuns: 20_000 });
   });
 });
 

@@ -3,7 +3,7 @@ import * as v from "valibot";
 import { percentileRank } from "../../stats/percentile-rank.ts";
 import { roundTo1 } from "../../stats/round-to1.ts";
 import { okJson } from "../reply.ts";
-import { jsonNumber } from "./round-output.ts";
+import { jsonNumber, jsonString } from "./round-output.ts";
 import { cellJson, cellPercentiles } from "./cell-summary.ts";
 import { assertOffered, requireCell, resolvePeriod } from "./cell-lookup.ts";
 import { defineDataEndpoint, segmentOf } from "./data-endpoint.ts";
@@ -40,7 +40,7 @@ export const percentileEndpoint = defineDataEndpoint({
       const p = cellPercentiles(cell);
       return JSON.stringify({ p50: p.p50, p75: p.p75, p90: p.p90 });
     });
-    const interpretation = JSON.stringify(interpretPercentile(metric, value, percentile, category, segment, period));
+    const interpretation = jsonString(interpretPercentile(metric, value, percentile, category, segment, period));
     return okJson(
       `{"metric":"${metric}","value":${value},"category":"${category}","segment":${JSON.stringify(segment)},"period":${JSON.stringify(period)},"percentile":${jsonNumber(percentile)},"interpretation":${interpretation},"context":${context}}`,
     );

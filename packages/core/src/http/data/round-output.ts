@@ -14,3 +14,12 @@ export function roundOutput(x: number): number {
 export function jsonNumber(x: number): string {
   return Number.isFinite(x) ? String(x) : "null";
 }
+
+// What JSON.stringify would escape in a string: quotes, backslashes, control characters and (conservatively,
+// since JSON.stringify escapes lone ones) any surrogate.
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON text, as JSON.stringify writes it; a sentence with nothing to escape is only quoted. */
+export function jsonString(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
+}
