@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storageConformance } from "@benchdata/core/testing";
 import pg from "pg";
-import { billingPeriod, chargeIdempotencyKey, isId, isoTime, quotaWarningEvent, serializeEvent } from "@benchdata/core";
-import type { Storage } from "@benchdata/core";
+import { billingPeriod, chargeIdempotencyKey, createMemoryStorage, isId, isoTime, quotaWarningEvent, serializeEvent } from "@benchdata/core";
+import type { AdmitInput, Storage } from "@benchdata/core";
 import { openStorage } from "./open-storage.ts";
 import type { OpenedStorage } from "./open-storage.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres/postgres-schema.ts";
@@ -267,6 +267,63 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
         ["key_s", [T0, T0 + 1]],
         ["key_z", [T0 + 2]],
       ]);
+    } finally {
+      await c.end();
+      await up.close();
+      await t.drop();
+    }
+  });
+
+  it("one batch stepping an account's quota many times, on both sides of a period boundary, decides as the memory store one by one", async () => {
+    // Through the function itself, so the admissions are certainly one batch: the account's quota rows are held
+    // and stepped in memory and written back when the batch moves between them and at its end.
+    const t = await createTestDatabase();
+    const up = await openStorage(t.url, { clock: "app" });
+    const mem = createMemoryStorage();
+    const c = new pg.Client({ connectionString: t.url });
+    try {
+      await up.migrate();
+      await c.connect();
+      const account = { id: "acc_q", name: "Quota", tier: "growth" as const, createdAt: T0, limits: {}, allowedCidrs: [], billing: {} };
+      await up.createAccount(account);
+      await mem.createAccount(account);
+      // Anchor day 1: the period turns over at 1 December 00:00 UTC. The times alternate sides, so the batch moves
+      // between the two quota rows; November's sees the warning (4th use), exhaustion with a charge (6th) and
+      // refusals with that charge pending; December's a warning, and the batch ends on it.
+      const boundary = Date.UTC(2026, 11, 1);
+      const offsets = [-9, 1, -8, 2, -7, -6, 3, -5, -4, 4, -3, -2, -1, 5];
+      const inputs: AdmitInput[] = offsets.map((o, i) => ({
+        now: boundary + o * 1000,
+        keyId: "key_q",
+        accountId: "acc_q",
+        perMinute: 100,
+        perDay: 1000,
+        windowMs: 60_000,
+        quota: { anchorDay: 1, baseQuota: 5, blockSize: 2, blockPrice: 700, currency: "usd", retryAfterFailureMs: 20_000, maxAutoCharges: 3, warningEventId: `evt_q${i}`, invoiceId: `inv_q${i}` },
+      }));
+      const expected = [];
+      for (const input of inputs) expected.push(await mem.admit(input));
+      const col = <T,>(f: (q: NonNullable<AdmitInput["quota"]>, input: AdmitInput) => T): T[] => inputs.map((x) => f(x.quota!, x));
+      const answer = await c.query(
+        `SELECT benchdata_admit_arrays('{acc_q}', $1::bigint[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::bigint[], $7::text[], $8::bigint[],
+                $9::boolean[], $10::integer[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::integer[], $17::text[], $18::text[]) AS r`,
+        [
+          col((_, x) => x.now), col((_, x) => x.keyId), col((_, x) => x.accountId), col((_, x) => x.perMinute), col((_, x) => x.perDay), col((_, x) => x.windowMs),
+          col(() => null), col(() => null), col(() => true), col((q) => q.anchorDay), col((q) => q.baseQuota), col((q) => q.blockSize), col((q) => q.blockPrice),
+          col((q) => q.currency), col((q) => q.retryAfterFailureMs), col((q) => q.maxAutoCharges), col((q) => q.warningEventId), col((q) => q.invoiceId),
+        ],
+      );
+      const [, kinds, , , , , whole] = answer.rows[0].r as [number, number[], unknown, unknown, unknown, unknown, unknown[]];
+      expect(kinds).toEqual(inputs.map(() => 4));
+      expect(whole).toEqual(expected);
+      expect(expected.map((r) => r.kind)).toContain("quota_exhausted");
+      // What the batch left in the rows, the invoices and the warnings.
+      for (const now of [boundary - 1000, boundary + 1000]) expect(await up.usage("acc_q", now, 1, 5, 2)).toEqual(await mem.usage("acc_q", now, 1, 5, 2));
+      expect(await up.listInvoices("acc_q")).toEqual(await mem.listInvoices("acc_q"));
+      const warnings = await c.query("SELECT id FROM events WHERE type = 'quota.warning' ORDER BY id");
+      const warned = expected.flatMap((r, i) => ("quota" in r && r.quota !== null && r.quota.warned !== null ? [inputs[i]!.quota!.warningEventId] : []));
+      expect(warned).toEqual(["evt_q5", "evt_q9"]);
+      expect(warnings.rows.map((r) => r.id)).toEqual(warned);
     } finally {
       await c.end();
       await up.close();

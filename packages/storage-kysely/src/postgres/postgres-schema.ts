@@ -346,6 +346,16 @@ BEGIN
     'flipped', v_flipped, 'chargeInvoiceId', p_invoice_id, 'heldForReview', false);
 END $$;
 
+-- Writes back a quota row a batch held (benchdata_admit_arrays): the fields an admission can change. plpgsql,
+-- not sql: a SQL function's body is parsed and planned again on every call, a plpgsql statement once a session.
+CREATE OR REPLACE FUNCTION benchdata_put_quota(q quota_periods) RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  UPDATE quota_periods
+     SET used = q.used, exhausted = q.exhausted, pending_block = q.pending_block, charge_attempts = q.charge_attempts,
+         block_attempts = q.block_attempts
+   WHERE account_id = q.account_id AND period_start = q.period_start;
+END $$;
+
 -- Data requests asking to be admitted, in one statement and one round trip for all of them: for each, the
 -- key's sliding window, the account's UTC-day counter and, for live keys (quota), the period's quota, decided
 -- and applied in one transaction. It mirrors core's slidingWindow, dailyWindow, quotaRequest and
@@ -384,6 +394,13 @@ END $$;
 -- deadlock: PostgreSQL's detector aborts one, which the caller retries whole. Row locks are taken per
 -- account, not per key, because each one is a write (and a WAL record), and a batch of a hundred keys has far
 -- fewer accounts.
+--
+-- Quota rows: a live key's admission counts quota on its account's row of the billing period of its time. The
+-- batch keeps the row it is working on in hand: locked and read when the batch first needs it, stepped in
+-- memory by each admission of that account and period, and written back once, when the batch moves to another
+-- row and at the end, instead of an UPDATE per admission. Nothing in the batch reads quota_periods in between,
+-- and the admissions go in the same order as before, so every step decides on the same state. Warning events
+-- and invoices are written at the step that makes them.
 --
 -- Durability: a batch that changes no billing state (no admission reached the quota step, so no quota use,
 -- event or invoice) commits with synchronous_commit off when it is its own transaction, as the server sends
@@ -466,6 +483,20 @@ DECLARE
   d_allowed boolean;
   d_reset bigint;
   d_retry bigint;
+  -- The quota row in hand (see Quota rows), whether it changed since it was read, and the billing period last
+  -- worked out (its anchor day and bounds).
+  q quota_periods%ROWTYPE;
+  q_acc text;
+  q_dirty boolean := false;
+  q_anchor integer;
+  q_start bigint;
+  q_end bigint;
+  q_allowance bigint;
+  q_t bigint;
+  q_warn bigint;
+  q_flipped boolean;
+  q_minute json;
+  q_day json;
 BEGIN
   -- The accounts' day rows, locked in account order and counted by one statement. An account without one (made
   -- by an older server) gets it now, and the rows are locked again with it (the others are already held).
@@ -572,11 +603,86 @@ BEGIN
       IF it.quota THEN
         v_billing := true;
         v_kind[it.i] := 4;
-        v_whole[it.i] := benchdata_admit_quota(it.now, it.account_id, p_anchor_day[it.i], p_base_quota[it.i], p_block_size[it.i],
-          p_block_price[it.i], p_currency[it.i], p_retry_after_failure_ms[it.i], p_max_auto_charges[it.i], p_warning_event_ids[it.i],
-          p_invoice_ids[it.i],
-          json_build_object('limit', it.per_minute, 'remaining', it.per_minute - (v_live + 1), 'resetAt', v_stamps[1] + it.window_ms),
-          json_build_object('limit', it.per_day, 'remaining', it.per_day - (d_count + 1), 'resetAt', (it.day + 1)::bigint * 86400000));
+        -- The quota step (benchdata_admit_quota, step by step) on the quota row in hand. The period of it.now:
+        -- periods tile time, so the one last worked out serves while now is inside it (and the anchor is the same).
+        IF q_anchor IS DISTINCT FROM p_anchor_day[it.i] OR NOT (it.now >= q_start AND it.now < q_end) THEN
+          SELECT b.start_ms, b.end_ms INTO q_start, q_end FROM benchdata_billing_period(it.now, p_anchor_day[it.i]) AS b;
+          q_anchor := p_anchor_day[it.i];
+        END IF;
+        IF q_acc IS DISTINCT FROM it.account_id OR q.period_start IS DISTINCT FROM q_start THEN
+          -- Another row: the one in hand is written back, and this one locked and read (created if needed).
+          IF q_dirty THEN
+            PERFORM benchdata_put_quota(q);
+            q_dirty := false;
+          END IF;
+          SELECT * INTO q FROM quota_periods WHERE account_id = it.account_id AND period_start = q_start FOR UPDATE;
+          IF NOT FOUND THEN
+            INSERT INTO quota_periods (account_id, period_start, period_end) VALUES (it.account_id, q_start, q_end) ON CONFLICT DO NOTHING;
+            SELECT * INTO q FROM quota_periods WHERE account_id = it.account_id AND period_start = q_start FOR UPDATE;
+          END IF;
+          q_acc := it.account_id;
+        END IF;
+        q_allowance := p_base_quota[it.i] + q.blocks * p_block_size[it.i];
+        q_minute := json_build_object('limit', it.per_minute, 'remaining', it.per_minute - (v_live + 1), 'resetAt', v_stamps[1] + it.window_ms);
+        q_day := json_build_object('limit', it.per_day, 'remaining', it.per_day - (d_count + 1), 'resetAt', (it.day + 1)::bigint * 86400000);
+        IF NOT q.exhausted AND q.used < q_allowance THEN
+          q.used := q.used + 1;
+          q_dirty := true;
+          -- core's warningThreshold, in float8 so that the rounding is JavaScript's.
+          q_t := ceil(p_base_quota[it.i]::float8 * 0.8::float8)::bigint;
+          IF q.used = q_t THEN
+            q_warn := q_t;
+          ELSIF q.used <= p_base_quota[it.i] OR p_block_size[it.i] <= 0 THEN
+            q_warn := NULL;
+          ELSE
+            q_t := p_base_quota[it.i]
+                 + (ceil((q.used - p_base_quota[it.i])::float8 / p_block_size[it.i]::float8)::bigint - 1) * p_block_size[it.i]
+                 + ceil(p_block_size[it.i]::float8 * 0.8::float8)::bigint;
+            q_warn := CASE WHEN q.used = q_t THEN q_t END;
+          END IF;
+          IF q_warn IS NOT NULL THEN
+            -- The body is serializeEvent(quotaWarningEvent(...)) byte for byte (as in benchdata_admit_quota).
+            PERFORM benchdata_insert_event(p_warning_event_ids[it.i], 'quota.warning', it.account_id, it.now,
+              '{"id":' || to_json(p_warning_event_ids[it.i])::text
+              || ',"type":"quota.warning","account_id":' || to_json(it.account_id)::text
+              || ',"created_at":"' || benchdata_iso(it.now) || '"'
+              || ',"data":{"calls_used":' || q.used
+              || ',"monthly_limit":' || q_allowance
+              || ',"threshold":' || q_warn
+              || ',"period_start":"' || benchdata_iso(q.period_start) || '"'
+              || ',"period_end":"' || benchdata_iso(q.period_end) || '"}}');
+          END IF;
+          v_whole[it.i] := json_build_object('kind', 'allowed', 'now', it.now, 'minute', q_minute, 'day', q_day,
+            'quota', json_build_object('used', q.used, 'allowance', q_allowance, 'periodStart', q.period_start, 'periodEnd', q.period_end, 'warned', q_warn));
+        ELSE
+          -- Exhausted: the first refusal flips the quota; a charge starts when none is outstanding, attempts are
+          -- left, and (after a failure) the retry delay has passed. The pending invoice is written here, once.
+          q_flipped := NOT q.exhausted;
+          IF NOT (q.pending_block IS NULL AND q.charge_attempts < p_max_auto_charges[it.i]
+                  AND (q_flipped OR q.last_failure_at IS NULL OR it.now - q.last_failure_at >= p_retry_after_failure_ms[it.i])) THEN
+            IF q_flipped THEN
+              q.exhausted := true;
+              q_dirty := true;
+            END IF;
+            v_whole[it.i] := json_build_object('kind', 'quota_exhausted', 'now', it.now, 'minute', q_minute, 'day', q_day,
+              'quota', json_build_object('used', q.used, 'allowance', q_allowance, 'periodStart', q.period_start, 'periodEnd', q.period_end, 'warned', NULL),
+              'flipped', q_flipped, 'chargeInvoiceId', NULL,
+              'heldForReview', q.pending_block IS NULL AND q.charge_attempts >= p_max_auto_charges[it.i]);
+          ELSE
+            q.exhausted := true;
+            q.pending_block := q.blocks + 1;
+            q.charge_attempts := q.charge_attempts + 1;
+            q.block_attempts := q.block_attempts + 1;
+            q_dirty := true;
+            INSERT INTO invoices (id, account_id, period_start, period_end, block, attempt, amount, currency, status, idempotency_key, calls_used, created_at)
+            VALUES (p_invoice_ids[it.i], it.account_id, benchdata_iso(q.period_start), benchdata_iso(q.period_end), q.pending_block, q.block_attempts,
+                    p_block_price[it.i], p_currency[it.i], 'pending',
+                    benchdata_idempotency_key(it.account_id, benchdata_iso(q.period_start), q.pending_block, q.block_attempts), q.used, it.now);
+            v_whole[it.i] := json_build_object('kind', 'quota_exhausted', 'now', it.now, 'minute', q_minute, 'day', q_day,
+              'quota', json_build_object('used', q.used, 'allowance', q_allowance, 'periodStart', q.period_start, 'periodEnd', q.period_end, 'warned', NULL),
+              'flipped', q_flipped, 'chargeInvoiceId', p_invoice_ids[it.i], 'heldForReview', false);
+          END IF;
+        END IF;
       ELSE
         v_kind[it.i] := 1;
         v_mrem[it.i] := it.per_minute - (v_live + 1);
@@ -617,6 +723,9 @@ BEGIN
     v_ws := array_append(v_ws, ROW(v_key, v_stamps)::rate_windows);
   END IF;
 
+  IF q_dirty THEN
+    PERFORM benchdata_put_quota(q);
+  END IF;
   UPDATE rate_windows AS r SET stamps = u.stamps FROM unnest(v_ws) AS u WHERE r.key_id = u.key_id;
   UPDATE day_counters AS d SET day = u.day, count = u.count
     FROM unnest(v_accs, v_ddays, v_dcounts, v_ddays0, v_dcounts0) AS u(account_id, day, count, day0, count0)
@@ -817,4 +926,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 5, name: "account versions; batched admissions", sql: ACCOUNT_VERSIONS + FUNCTIONS },
   { version: 6, name: "compact batched admissions, asynchronous commit without billing; HOT window updates", sql: ADMIT_ARRAYS + FUNCTIONS },
   { version: 7, name: "admission epoch: remembered key checks; leaner batched admissions", sql: ADMISSION_EPOCH + FUNCTIONS },
+  { version: 8, name: "batched admissions step an account's quota row in memory, written back once per batch", sql: FUNCTIONS },
 ];
