@@ -46,6 +46,22 @@ async function dispose(s: Storage): Promise<void> {
   await dbs.get(s)?.();
 }
 
+/** `body` on a throwaway migrated database, through storage (app clock) and a plain client; both closed and the database dropped after. */
+async function withDatabase(body: (up: OpenedStorage, c: pg.Client) => Promise<void>): Promise<void> {
+  const t = await createTestDatabase();
+  const up = await openStorage(t.url, { clock: "app" });
+  const c = new pg.Client({ connectionString: t.url });
+  try {
+    await up.migrate();
+    await c.connect();
+    await body(up, c);
+  } finally {
+    await c.end();
+    await up.close();
+    await t.drop();
+  }
+}
+
 if (pgOn) {
   storageConformance("postgres", { create: () => freshStore("app"), destroy: dispose });
 }
@@ -247,12 +263,7 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     // Through the function itself, so the admissions are certainly one batch (the Node side may split them).
     // Accounts are handled in order: acc_a's key_s, then acc_a's key_z (key_s's window leaves the hand), then
     // acc_b's two key_s admissions, which must see acc_a's, not the window as the statement first read it.
-    const t = await createTestDatabase();
-    const up = await openStorage(t.url, { clock: "app" });
-    const c = new pg.Client({ connectionString: t.url });
-    try {
-      await up.migrate();
-      await c.connect();
+    await withDatabase(async (up, c) => {
       const n = (x: unknown): unknown[] => [x, x, x, x];
       const answer = await c.query(
         `SELECT benchdata_admit_arrays('{acc_a,acc_b}', $1::bigint[], '{key_s,key_s,key_z,key_s}', '{acc_b,acc_a,acc_a,acc_b}', '{2,2,2,2}',
@@ -267,23 +278,14 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
         ["key_s", [T0, T0 + 1]],
         ["key_z", [T0 + 2]],
       ]);
-    } finally {
-      await c.end();
-      await up.close();
-      await t.drop();
-    }
+    });
   });
 
   it("one batch stepping an account's quota many times, on both sides of a period boundary, decides as the memory store one by one", async () => {
     // Through the function itself, so the admissions are certainly one batch: the account's quota rows are held
     // and stepped in memory and written back when the batch moves between them and at its end.
-    const t = await createTestDatabase();
-    const up = await openStorage(t.url, { clock: "app" });
-    const mem = createMemoryStorage();
-    const c = new pg.Client({ connectionString: t.url });
-    try {
-      await up.migrate();
-      await c.connect();
+    await withDatabase(async (up, c) => {
+      const mem = createMemoryStorage();
       const account = { id: "acc_q", name: "Quota", tier: "growth" as const, createdAt: T0, limits: {}, allowedCidrs: [], billing: {} };
       await up.createAccount(account);
       await mem.createAccount(account);
@@ -324,20 +326,11 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
       const warned = expected.flatMap((r, i) => ("quota" in r && r.quota !== null && r.quota.warned !== null ? [inputs[i]!.quota!.warningEventId] : []));
       expect(warned).toEqual(["evt_q5", "evt_q9"]);
       expect(warnings.rows.map((r) => r.id)).toEqual(warned);
-    } finally {
-      await c.end();
-      await up.close();
-      await t.drop();
-    }
+    });
   });
 
   it("durability: a batch without billing changes commits asynchronously, one with a quota admission (or inside a transaction that wrote) synchronously", async () => {
-    const t = await createTestDatabase();
-    const up = await openStorage(t.url, { clock: "app" });
-    const c = new pg.Client({ connectionString: t.url });
-    try {
-      await up.migrate();
-      await c.connect();
+    await withDatabase(async (up, c) => {
       const batch = (quota: boolean): Promise<unknown> =>
         c.query(
           `SELECT benchdata_admit_arrays('{acc_d}', ARRAY[$1::bigint], '{key_d}', '{acc_d}', '{5}', '{10}', '{60000}', '{NULL}', '{NULL}', ARRAY[$2::boolean],
@@ -355,11 +348,7 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
       expect(await commitMode(null, false)).toBe("off");
       expect(await commitMode(null, true)).toBe("on");
       expect(await commitMode("UPDATE data_version SET version = version + 1", false)).toBe("on");
-    } finally {
-      await c.end();
-      await up.close();
-      await t.drop();
-    }
+    });
   });
 
   it("two servers batching admissions for keys of shared accounts at once: exactly the daily limit per account, no deadlock", async () => {
