@@ -329,6 +329,28 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     });
   });
 
+  it("a batch's quota admissions with an anchor day outside 1-31 each get their own billing period, as core's billingPeriod gives it", async () => {
+    // Servers only send anchor days 1-31, for which periods tile time and the batch reuses the one it last
+    // worked out. Other anchors do not tile (a period need not contain its time), so each is worked out again.
+    await withDatabase(async (up, c) => {
+      await up.createAccount({ id: "acc_z", name: "Zero", tier: "growth", createdAt: T0, limits: {}, allowedCidrs: [], billing: {} });
+      const nows = [Date.UTC(2026, 11, 31, 5), Date.UTC(2026, 10, 30, 10)];
+      const two = (x: unknown): unknown[] => [x, x];
+      await c.query(
+        `SELECT benchdata_admit_arrays('{acc_z}', $1::bigint[], '{key_z,key_z}', '{acc_z,acc_z}', '{10,10}', '{100,100}', '{60000,60000}',
+                $2::text[], $3::bigint[], '{t,t}', '{0,0}', '{5,5}', '{2,2}', '{700,700}', '{usd,usd}', '{20000,20000}', '{3,3}',
+                '{evt_z0,evt_z1}', '{inv_z0,inv_z1}') AS r`,
+        [nows, two(null), two(null)],
+      );
+      const rows = await c.query("SELECT period_start, used FROM quota_periods WHERE account_id = 'acc_z' ORDER BY period_start");
+      const starts = [...new Set(nows.map((now) => billingPeriod(now, 0).start))].sort((a, b) => a - b);
+      expect(starts).toHaveLength(2);
+      expect(rows.rows.map((r) => [Number(r.period_start), Number(r.used)])).toEqual(starts.map((start) => [start, 1]));
+      // The per-admission step of earlier versions is gone: the batch does it.
+      expect((await c.query("SELECT count(*)::int AS n FROM pg_proc WHERE proname = 'benchdata_admit_quota'")).rows[0].n).toBe(0);
+    });
+  });
+
   it("durability: a batch without billing changes commits asynchronously, one with a quota admission (or inside a transaction that wrote) synchronously", async () => {
     await withDatabase(async (up, c) => {
       const batch = (quota: boolean): Promise<unknown> =>

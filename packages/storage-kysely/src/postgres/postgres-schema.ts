@@ -245,107 +245,6 @@ BEGIN
   RETURN n;
 END $$;
 
--- The quota step of an admission (core's quotaRequest and warningThreshold, step by step): the period's row
--- (created if needed) is locked, counted or flipped to exhausted, and a quota.warning event or a pending
--- invoice written, in the caller's transaction. v_minute and v_dayj are the windows to report.
-CREATE OR REPLACE FUNCTION benchdata_admit_quota(
-  v_now bigint,
-  p_account_id text,
-  p_anchor_day integer,
-  p_base_quota bigint,
-  p_block_size bigint,
-  p_block_price bigint,
-  p_currency text,
-  p_retry_after_failure_ms bigint,
-  p_max_auto_charges integer,
-  p_warning_event_id text,
-  p_invoice_id text,
-  v_minute json,
-  v_dayj json
-) RETURNS json LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-  q quota_periods%ROWTYPE;
-  v_ps bigint;
-  v_pe bigint;
-  v_allowance bigint;
-  v_used bigint;
-  v_base_t bigint;
-  v_t bigint;
-  v_warn bigint;
-  v_flipped boolean;
-  v_block integer;
-  v_attempt integer;
-  v_ps_iso text;
-  v_pe_iso text;
-BEGIN
-  SELECT b.start_ms, b.end_ms INTO v_ps, v_pe FROM benchdata_billing_period(v_now, p_anchor_day) AS b;
-  SELECT * INTO q FROM quota_periods WHERE account_id = p_account_id AND period_start = v_ps FOR UPDATE;
-  IF NOT FOUND THEN
-    INSERT INTO quota_periods (account_id, period_start, period_end) VALUES (p_account_id, v_ps, v_pe) ON CONFLICT DO NOTHING;
-    SELECT * INTO q FROM quota_periods WHERE account_id = p_account_id AND period_start = v_ps FOR UPDATE;
-  END IF;
-  v_allowance := p_base_quota + q.blocks * p_block_size;
-
-  IF NOT q.exhausted AND q.used < v_allowance THEN
-    v_used := q.used + 1;
-    -- core's warningThreshold, in float8 so that the rounding is JavaScript's.
-    v_base_t := ceil(p_base_quota::float8 * 0.8::float8)::bigint;
-    IF v_used = v_base_t THEN
-      v_warn := v_base_t;
-    ELSIF v_used <= p_base_quota OR p_block_size <= 0 THEN
-      v_warn := NULL;
-    ELSE
-      v_t := p_base_quota
-           + (ceil((v_used - p_base_quota)::float8 / p_block_size::float8)::bigint - 1) * p_block_size
-           + ceil(p_block_size::float8 * 0.8::float8)::bigint;
-      v_warn := CASE WHEN v_used = v_t THEN v_t END;
-    END IF;
-    UPDATE quota_periods SET used = v_used WHERE account_id = p_account_id AND period_start = v_ps;
-    IF v_warn IS NOT NULL THEN
-      -- The body is serializeEvent(quotaWarningEvent(...)) byte for byte: the same keys in the same order,
-      -- strings escaped by to_json (as JSON.stringify does for these ASCII values).
-      PERFORM benchdata_insert_event(p_warning_event_id, 'quota.warning', p_account_id, v_now,
-        '{"id":' || to_json(p_warning_event_id)::text
-        || ',"type":"quota.warning","account_id":' || to_json(p_account_id)::text
-        || ',"created_at":"' || benchdata_iso(v_now) || '"'
-        || ',"data":{"calls_used":' || v_used
-        || ',"monthly_limit":' || v_allowance
-        || ',"threshold":' || v_warn
-        || ',"period_start":"' || benchdata_iso(v_ps) || '"'
-        || ',"period_end":"' || benchdata_iso(q.period_end) || '"}}');
-    END IF;
-    RETURN json_build_object('kind', 'allowed', 'now', v_now, 'minute', v_minute, 'day', v_dayj,
-      'quota', json_build_object('used', v_used, 'allowance', v_allowance, 'periodStart', v_ps, 'periodEnd', q.period_end, 'warned', v_warn));
-  END IF;
-
-  -- Exhausted: the first refusal flips the quota; a charge starts when none is outstanding, attempts are
-  -- left, and (after a failure) the retry delay has passed. The pending invoice is written here, once.
-  v_flipped := NOT q.exhausted;
-  IF NOT (q.pending_block IS NULL AND q.charge_attempts < p_max_auto_charges
-          AND (v_flipped OR q.last_failure_at IS NULL OR v_now - q.last_failure_at >= p_retry_after_failure_ms)) THEN
-    IF v_flipped THEN
-      UPDATE quota_periods SET exhausted = true WHERE account_id = p_account_id AND period_start = v_ps;
-    END IF;
-    RETURN json_build_object('kind', 'quota_exhausted', 'now', v_now, 'minute', v_minute, 'day', v_dayj,
-      'quota', json_build_object('used', q.used, 'allowance', v_allowance, 'periodStart', v_ps, 'periodEnd', q.period_end, 'warned', NULL),
-      'flipped', v_flipped, 'chargeInvoiceId', NULL,
-      'heldForReview', q.pending_block IS NULL AND q.charge_attempts >= p_max_auto_charges);
-  END IF;
-  v_block := q.blocks + 1;
-  v_attempt := q.block_attempts + 1;
-  UPDATE quota_periods
-     SET exhausted = true, pending_block = v_block, charge_attempts = q.charge_attempts + 1, block_attempts = v_attempt
-   WHERE account_id = p_account_id AND period_start = v_ps;
-  v_ps_iso := benchdata_iso(v_ps);
-  v_pe_iso := benchdata_iso(q.period_end);
-  INSERT INTO invoices (id, account_id, period_start, period_end, block, attempt, amount, currency, status, idempotency_key, calls_used, created_at)
-  VALUES (p_invoice_id, p_account_id, v_ps_iso, v_pe_iso, v_block, v_attempt, p_block_price, p_currency, 'pending',
-          benchdata_idempotency_key(p_account_id, v_ps_iso, v_block, v_attempt), q.used, v_now);
-  RETURN json_build_object('kind', 'quota_exhausted', 'now', v_now, 'minute', v_minute, 'day', v_dayj,
-    'quota', json_build_object('used', q.used, 'allowance', v_allowance, 'periodStart', v_ps, 'periodEnd', q.period_end, 'warned', NULL),
-    'flipped', v_flipped, 'chargeInvoiceId', p_invoice_id, 'heldForReview', false);
-END $$;
-
 -- Writes back a quota row a batch held (benchdata_admit_arrays): the fields an admission can change. plpgsql,
 -- not sql: a SQL function's body is parsed and planned again on every call, a plpgsql statement once a session.
 CREATE OR REPLACE FUNCTION benchdata_put_quota(q quota_periods) RETURNS void LANGUAGE plpgsql VOLATILE AS $$
@@ -378,7 +277,7 @@ END $$;
 -- JSON objects in plpgsql costs more than the decision: [clock, kinds, minute remaining, minute resets, day
 -- remaining, retry-after, whole results, epoch], each but the first and last an array in the admissions' order.
 -- Kinds: 0 stale, 1 allowed (no quota), 2 and 3 rate limited by the minute and by the day, 4 a quota admission,
--- whose result (AdmitResult's JSON, from benchdata_admit_quota) is in the whole results. What the caller knows is
+-- whose result (AdmitResult's JSON, built by the quota step) is in the whole results. What the caller knows is
 -- left out: the limits, the time used (its own now, or the clock when it gave none) and the day's reset,
 -- which follows from that time.
 --
@@ -603,9 +502,11 @@ BEGIN
       IF it.quota THEN
         v_billing := true;
         v_kind[it.i] := 4;
-        -- The quota step (benchdata_admit_quota, step by step) on the quota row in hand. The period of it.now:
-        -- periods tile time, so the one last worked out serves while now is inside it (and the anchor is the same).
-        IF q_anchor IS DISTINCT FROM p_anchor_day[it.i] OR NOT (it.now >= q_start AND it.now < q_end) THEN
+        -- The quota step (core's quotaRequest and warningThreshold, step by step) on the quota row in hand: it
+        -- is counted or flipped to exhausted, and a quota.warning event or a pending invoice written. The period
+        -- of it.now: for anchor days 1-31 periods tile time, so the one last worked out serves while now is inside
+        -- it (with the same anchor); any other anchor (never sent by a server) is worked out every time.
+        IF NOT coalesce(p_anchor_day[it.i] BETWEEN 1 AND 31 AND q_anchor = p_anchor_day[it.i] AND it.now >= q_start AND it.now < q_end, false) THEN
           SELECT b.start_ms, b.end_ms INTO q_start, q_end FROM benchdata_billing_period(it.now, p_anchor_day[it.i]) AS b;
           q_anchor := p_anchor_day[it.i];
         END IF;
@@ -641,7 +542,8 @@ BEGIN
             q_warn := CASE WHEN q.used = q_t THEN q_t END;
           END IF;
           IF q_warn IS NOT NULL THEN
-            -- The body is serializeEvent(quotaWarningEvent(...)) byte for byte (as in benchdata_admit_quota).
+            -- The body is serializeEvent(quotaWarningEvent(...)) byte for byte: the same keys in the same order,
+            -- strings escaped by to_json (as JSON.stringify does for these ASCII values).
             PERFORM benchdata_insert_event(p_warning_event_ids[it.i], 'quota.warning', it.account_id, it.now,
               '{"id":' || to_json(p_warning_event_ids[it.i])::text
               || ',"type":"quota.warning","account_id":' || to_json(it.account_id)::text
@@ -918,6 +820,12 @@ ALTER TABLE api_keys ENABLE ALWAYS TRIGGER api_keys_admission_epoch;
 `;
 
 /** The PostgreSQL migrations, oldest first. */
+// The per-admission quota step of versions 2-7, called only from benchdata_admit_arrays (and the single
+// benchdata_admit of versions 2-4, which now goes through benchdata_admit_arrays): the batch does the step itself.
+const DROP_ADMIT_QUOTA = `
+DROP FUNCTION IF EXISTS benchdata_admit_quota(bigint, text, integer, bigint, bigint, bigint, text, bigint, integer, text, text, json, json);
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
   { version: 2, name: "admit and outbox functions", sql: FUNCTIONS },
@@ -926,5 +834,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 5, name: "account versions; batched admissions", sql: ACCOUNT_VERSIONS + FUNCTIONS },
   { version: 6, name: "compact batched admissions, asynchronous commit without billing; HOT window updates", sql: ADMIT_ARRAYS + FUNCTIONS },
   { version: 7, name: "admission epoch: remembered key checks; leaner batched admissions", sql: ADMISSION_EPOCH + FUNCTIONS },
-  { version: 8, name: "batched admissions step an account's quota row in memory, written back once per batch", sql: FUNCTIONS },
+  { version: 8, name: "batched admissions step an account's quota row in memory, written back once per batch", sql: DROP_ADMIT_QUOTA + FUNCTIONS },
 ];
