@@ -11,12 +11,9 @@ export function formatMetricValue(metric: Metric, value: number): string {
 }
 
 // Worked out once per metric: the percentile sentence asks on every request.
-const NOUNS = new Map<string, string>(Object.values(METRIC_INFO).map((m) => [m.key, m.label.charAt(0).toLowerCase() + m.label.slice(1)]));
+const NOUNS = Object.fromEntries(Object.values(METRIC_INFO).map((m) => [m.key, m.label.charAt(0).toLowerCase() + m.label.slice(1)])) as Record<Metric, string>;
 
 /** The metric's label as it reads inside a sentence: "Churn rate" → "churn rate". */
 export function metricNoun(metric: Metric): string {
-  const noun = NOUNS.get(metric);
-  if (noun !== undefined) return noun;
-  const label = METRIC_INFO[metric].label;
-  return label.charAt(0).toLowerCase() + label.slice(1);
+  return NOUNS[metric];
 }

@@ -385,7 +385,6 @@ DECLARE
   -- The quota row in hand (see Quota rows), whether it changed since it was read, and the billing period last
   -- worked out (its anchor day and bounds).
   q quota_periods%ROWTYPE;
-  q_acc text;
   q_dirty boolean := false;
   q_anchor integer;
   q_start bigint;
@@ -510,7 +509,7 @@ BEGIN
           SELECT b.start_ms, b.end_ms INTO q_start, q_end FROM benchdata_billing_period(it.now, p_anchor_day[it.i]) AS b;
           q_anchor := p_anchor_day[it.i];
         END IF;
-        IF q_acc IS DISTINCT FROM it.account_id OR q.period_start IS DISTINCT FROM q_start THEN
+        IF q.account_id IS DISTINCT FROM it.account_id OR q.period_start IS DISTINCT FROM q_start THEN
           -- Another row: the one in hand is written back, and this one locked and read (created if needed).
           IF q_dirty THEN
             PERFORM benchdata_put_quota(q);
@@ -521,7 +520,6 @@ BEGIN
             INSERT INTO quota_periods (account_id, period_start, period_end) VALUES (it.account_id, q_start, q_end) ON CONFLICT DO NOTHING;
             SELECT * INTO q FROM quota_periods WHERE account_id = it.account_id AND period_start = q_start FOR UPDATE;
           END IF;
-          q_acc := it.account_id;
         END IF;
         q_allowance := p_base_quota[it.i] + q.blocks * p_block_size[it.i];
         q_minute := json_build_object('limit', it.per_minute, 'remaining', it.per_minute - (v_live + 1), 'resetAt', v_stamps[1] + it.window_ms);
