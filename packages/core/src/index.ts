@@ -25,8 +25,20 @@ export { dailyWindow, utcDay } from "./rate-limit/daily-window.ts";
 
 export type { BillingPeriod } from "./quota/billing-period.ts";
 export { billingPeriod } from "./quota/billing-period.ts";
-export type { ChargeRequest, QuotaPlan, QuotaState, QuotaStep } from "./quota/quota.ts";
-export { allowance, chargeIdempotencyKey, DEFAULT_CHARGE_POLICY, EMPTY_QUOTA, quotaChargeFailed, quotaChargeSucceeded, quotaRequest, warningThreshold } from "./quota/quota.ts";
+export type { ChargeRequest, HoldReason, QuotaPlan, QuotaState, QuotaStep } from "./quota/quota.ts";
+export {
+  allowance,
+  blockBuysCalls,
+  chargeIdempotencyKey,
+  DEFAULT_CHARGE_POLICY,
+  EMPTY_QUOTA,
+  quotaChargeFailed,
+  quotaChargeSucceeded,
+  quotaManualCharge,
+  quotaReleaseHold,
+  quotaRequest,
+  warningThreshold,
+} from "./quota/quota.ts";
 
 export * from "./stats/index.ts";
 
@@ -34,7 +46,7 @@ export { fromBase64, generateSigningSecret, signatureHeader, signPayload, standa
 
 export type { EventData, EventDraft, EventType } from "./events/events.ts";
 export { EVENT_TYPES, isEventType, serializeEvent } from "./events/events.ts";
-export { invoiceFailedEvent, invoicePaidEvent, keyCreatedEvent, keyRevokedEvent, keyRotatedEvent, quotaExhaustedEvent, quotaWarningEvent } from "./events/builders.ts";
+export { invoiceFailedEvent, invoicePaidEvent, keyCreatedEvent, keyRevokedEvent, keyRotatedEvent, quotaExhaustedEvent, quotaHeldEvent, quotaWarningEvent } from "./events/builders.ts";
 
 export type { Category, Metric, MetricDirection, MetricInfo } from "./data/catalog.ts";
 export { CATEGORIES, isCategory, isMetric, METRIC_INFO, METRICS, metricsOf, offersMetric } from "./data/catalog.ts";

@@ -104,6 +104,7 @@ async function round(
     retryAfterFailureMs: 3_600_000,
     maxAutoCharges: 10,
     warningEventId: `evt_w${serial}`,
+    heldEventId: `evt_h${serial}`,
     invoiceId: `inv_${serial++}`,
   });
   const input = (i: number): AdmitInput => {

@@ -1,7 +1,7 @@
 /**
  * Differential test: random sequences of admissions (clock steps forward and back, across a UTC midnight
  * and a billing-period boundary, limits that change between calls, quota exhaustion, paid and failed
- * charges, console retries) give exactly the memory store's results in SQLite and in PostgreSQL, whose
+ * charges, console retries, block sizes of 0 and ceilings of automatic charges that hold the account) give exactly the memory store's results in SQLite and in PostgreSQL, whose
  * admit is a plpgsql re-statement of core's pure functions.
  */
 import fc from "fast-check";
@@ -9,7 +9,7 @@ import type { AdmitResult, ClaimedCharge, Storage } from "@benchdata/core";
 import { differential } from "./test-support/differential.ts";
 
 type Op =
-  | { kind: "admit"; dt: number; key: number; perMinute: number; perDay: number; live: boolean; baseQuota: number }
+  | { kind: "admit"; dt: number; key: number; perMinute: number; perDay: number; live: boolean; baseQuota: number; blockSize: number; maxAutoCharges: number }
   | { kind: "settle"; paid: boolean }
   | { kind: "retry-charge" };
 
@@ -24,6 +24,9 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       perDay: fc.integer({ min: 2, max: 14 }),
       live: fc.boolean(),
       baseQuota: fc.integer({ min: 3, max: 9 }),
+      // Mostly 4; sometimes 0 (a block that buys nothing) or 1 (below the calls used after a lowered quota).
+      blockSize: fc.constantFrom(4, 4, 4, 1, 0),
+      maxAutoCharges: fc.constantFrom(3, 3, 1, 0),
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("settle" as const), paid: fc.boolean() }) },
@@ -52,7 +55,18 @@ async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknow
         perDay: op.perDay,
         windowMs: 60_000,
         quota: op.live
-          ? { anchorDay: 1, baseQuota: op.baseQuota, blockSize: 4, blockPrice: 700, currency: "usd", retryAfterFailureMs: 20_000, maxAutoCharges: 3, warningEventId: `evt_${tag}_${i}`, invoiceId: `inv_${tag}_${i}` }
+          ? {
+              anchorDay: 1,
+              baseQuota: op.baseQuota,
+              blockSize: op.blockSize,
+              blockPrice: 700,
+              currency: "usd",
+              retryAfterFailureMs: 20_000,
+              maxAutoCharges: op.maxAutoCharges,
+              warningEventId: `evt_${tag}_${i}`,
+              invoiceId: `inv_${tag}_${i}`,
+              heldEventId: `evt_${tag}_${i}h`,
+            }
           : null,
       });
       out.push(r);
@@ -70,7 +84,7 @@ async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknow
         out.push(await s.settleCharge({ invoiceId: c.invoice.id, leaseToken: c.leaseToken, outcome, eventIds: { exhausted: `evt_${tag}_${i}x`, result: `evt_${tag}_${i}r` } }));
       }
     } else {
-      out.push(await s.requestCharge({ accountId: acc, now, anchorDay: 1, invoiceId: `inv_${tag}_${i}r`, blockPrice: 700, currency: "usd" }));
+      out.push(await s.requestCharge({ accountId: acc, now, anchorDay: 1, invoiceId: `inv_${tag}_${i}r`, baseQuota: 5, blockSize: 4, blockPrice: 700, currency: "usd" }));
     }
   }
   out.push(await s.usage(acc, now, 1, 5, 4));

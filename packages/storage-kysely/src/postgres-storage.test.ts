@@ -110,7 +110,7 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
 
   it("clock database: usage and quota periods follow the database's day and month", async () => {
     const { accountId, keyId } = await account();
-    const r = await s.admit({ keyId, accountId, perMinute: 10, perDay: 100, windowMs: 60_000, now: 0, quota: { anchorDay: 1, baseQuota: 10, blockSize: 10, blockPrice: 100, currency: "usd", retryAfterFailureMs: 1000, maxAutoCharges: 3, warningEventId: "evt_w", invoiceId: "inv_i" } });
+    const r = await s.admit({ keyId, accountId, perMinute: 10, perDay: 100, windowMs: 60_000, now: 0, quota: { anchorDay: 1, baseQuota: 10, blockSize: 10, blockPrice: 100, currency: "usd", retryAfterFailureMs: 1000, maxAutoCharges: 3, warningEventId: "evt_w", invoiceId: "inv_i", heldEventId: "evt_h" } });
     const now = new Date();
     expect(r).toMatchObject({ kind: "allowed", quota: { used: 1, periodStart: Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) } });
     const u = await s.usage(accountId, 0, 1, 10, 10);
@@ -124,7 +124,7 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
       await app.createAccount({ id: accountId, name: "A", tier: "growth", createdAt: 0, limits: {}, allowedCidrs: [], billing: {} });
       await app.createWebhook({ id: "wh_1", accountId, url: "https://x.example/h", events: ["quota.warning"], secret: "whsec_x", createdAt: 0 }, 5);
       // An anchor day of 31 in a 30-day month and a base quota whose 80% is fractional.
-      const quota = { anchorDay: 31, baseQuota: 7, blockSize: 3, blockPrice: 100, currency: "usd", retryAfterFailureMs: 1000, maxAutoCharges: 3, warningEventId: "evt_w1", invoiceId: "inv_1" };
+      const quota = { anchorDay: 31, baseQuota: 7, blockSize: 3, blockPrice: 100, currency: "usd", retryAfterFailureMs: 1000, maxAutoCharges: 3, warningEventId: "evt_w1", invoiceId: "inv_1", heldEventId: "evt_h1" };
       const now = Date.UTC(2026, 10, 20, 9, 30, 15, 123);
       const period = billingPeriod(now, 31);
       expect(period).toEqual({ start: Date.UTC(2026, 9, 31), end: Date.UTC(2026, 10, 30) });
@@ -301,7 +301,7 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
         perMinute: 100,
         perDay: 1000,
         windowMs: 60_000,
-        quota: { anchorDay: 1, baseQuota: 5, blockSize: 2, blockPrice: 700, currency: "usd", retryAfterFailureMs: 20_000, maxAutoCharges: 3, warningEventId: `evt_q${i}`, invoiceId: `inv_q${i}` },
+        quota: { anchorDay: 1, baseQuota: 5, blockSize: 2, blockPrice: 700, currency: "usd", retryAfterFailureMs: 20_000, maxAutoCharges: 3, warningEventId: `evt_q${i}`, invoiceId: `inv_q${i}`, heldEventId: `evt_h${i}` },
       }));
       const expected = [];
       for (const input of inputs) expected.push(await mem.admit(input));

@@ -221,7 +221,7 @@ describe("billing worker", () => {
     expect(await s.admit()).toMatchObject({ kind: "quota_exhausted", chargeInvoiceId: null, heldForReview: true });
     expect(await w.tick()).toBe(0);
     // The console's POST /billing/retry: storage.requestCharge, past the delay and the cap (the customer asked).
-    const retry = () => s.storage.requestCharge({ accountId: s.account.id, now: s.clock.now(), anchorDay: 1, invoiceId: newId("inv", s.clock, cryptoRandom), blockPrice: 1000, currency: "usd" });
+    const retry = () => s.storage.requestCharge({ accountId: s.account.id, now: s.clock.now(), anchorDay: 1, invoiceId: newId("inv", s.clock, cryptoRandom), baseQuota: 20, blockSize: 10, blockPrice: 1000, currency: "usd" });
     outcome = "succeed";
     const inv = await retry();
     expect(inv).toMatchObject({ status: "pending", block: 1, attempt: 3, amount: 1000, currency: "usd" });

@@ -22,6 +22,7 @@ export function quotaAdmission(config: ServiceConfig, account: AccountRecord, cl
 export function quotaForLimits(config: ServiceConfig, limits: TierLimits, clock: Clock, random: RandomSource): AdmitQuota {
   let warningEventId: string | undefined;
   let invoiceId: string | undefined;
+  let heldEventId: string | undefined;
   return {
     anchorDay: config.billing.anchorDay,
     baseQuota: limits.monthlyQuota,
@@ -35,6 +36,9 @@ export function quotaForLimits(config: ServiceConfig, limits: TierLimits, clock:
     },
     get invoiceId(): string {
       return (invoiceId ??= newId("inv", clock, random));
+    },
+    get heldEventId(): string {
+      return (heldEventId ??= newId("evt", clock, random));
     },
   };
 }

@@ -2,17 +2,18 @@
 import * as v from "valibot";
 import type { ServiceConfig } from "./config.ts";
 import { DEFAULT_CONFIG, mergeConfig } from "./config.ts";
+import { LIMIT_BOUNDS, MAX_AUTO_CHARGES_CEILING } from "./limit-bounds.ts";
 
 const count = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER));
 const positive = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER));
-// As the admin API's limits: the per-minute log holds one timestamp per admitted request; the day counter is 32-bit.
+const bounded = (b: { readonly min: number; readonly max: number }) => v.pipe(v.number(), v.integer(), v.minValue(b.min), v.maxValue(b.max));
+// The same bounds as the admin API's limits (limit-bounds.ts).
 const tierSchema = v.strictObject({
-  perMinute: v.optional(v.pipe(positive, v.maxValue(100_000))),
-  perDay: v.optional(v.pipe(positive, v.maxValue(2_147_483_647))),
-  monthlyQuota: v.optional(count),
-  // A block of zero calls would be charged for and add nothing, so the next request would charge again.
-  blockSize: v.optional(positive),
-  blockPrice: v.optional(count),
+  perMinute: v.optional(bounded(LIMIT_BOUNDS.perMinute)),
+  perDay: v.optional(bounded(LIMIT_BOUNDS.perDay)),
+  monthlyQuota: v.optional(bounded(LIMIT_BOUNDS.monthlyQuota)),
+  blockSize: v.optional(bounded(LIMIT_BOUNDS.blockSize)),
+  blockPrice: v.optional(bounded(LIMIT_BOUNDS.blockPrice)),
 });
 
 /** The JSON file's schema: every key optional, unknown keys refused. */
@@ -44,7 +45,7 @@ export const ConfigFileSchema = v.strictObject({
       simulatedOutcome: v.optional(v.picklist(["succeed", "fail"])),
       anchorDay: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(31))),
       retryAfterFailureSeconds: v.optional(count),
-      maxAutoChargesPerPeriod: v.optional(count),
+      maxAutoChargesPerPeriod: v.optional(v.pipe(count, v.maxValue(MAX_AUTO_CHARGES_CEILING))),
       stripe: v.optional(v.strictObject({ apiBase: v.optional(v.pipe(v.string(), v.url())), secretKeyEnv: v.optional(v.string()) })),
     }),
   ),

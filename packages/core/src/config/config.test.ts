@@ -32,6 +32,17 @@ describe("config", () => {
     expect(!neg.ok && neg.errors.join("\n")).toContain("tiers.growth.perMinute");
     const emptyBlock = resolveConfig({ tiers: { developer: { blockSize: 0 } } });
     expect(!emptyBlock.ok && emptyBlock.errors.join("\n")).toContain("tiers.developer.blockSize");
+    // The admin API's bounds (limit-bounds.ts): no negative price, no quota that overflows, no runaway ceiling.
+    for (const [tier, path] of [
+      [{ blockPrice: -1 }, "tiers.growth.blockPrice"],
+      [{ monthlyQuota: 2 ** 53 }, "tiers.growth.monthlyQuota"],
+      [{ blockSize: 1e13 }, "tiers.growth.blockSize"],
+    ] as const) {
+      const r = resolveConfig({ tiers: { growth: tier } });
+      expect(!r.ok && r.errors.join("\n")).toContain(path);
+    }
+    const ceiling = resolveConfig({ billing: { maxAutoChargesPerPeriod: 5000 } });
+    expect(!ceiling.ok && ceiling.errors.join("\n")).toContain("billing.maxAutoChargesPerPeriod");
     expect(resolveConfig({ target: "prod" }).ok).toBe(false);
     expect(resolveConfig([]).ok).toBe(false);
   });

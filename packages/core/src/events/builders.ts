@@ -49,6 +49,29 @@ export function quotaWarningEvent(
   };
 }
 
+/** `quota.held` when automatic charging stops for the period (the ceiling was reached, or a block would buy nothing). */
+export function quotaHeldEvent(
+  id: string,
+  accountId: string,
+  now: number,
+  q: { reason: "charge_limit" | "block_buys_nothing"; used: number; allowance: number; charges: number; periodStart: number; periodEnd: number },
+): EventDraft<"quota.held"> {
+  return {
+    id,
+    type: "quota.held",
+    accountId,
+    createdAt: isoTime(now),
+    data: {
+      reason: q.reason,
+      calls_used: q.used,
+      monthly_limit: q.allowance,
+      automatic_charges: q.charges,
+      period_start: isoTime(q.periodStart),
+      period_end: isoTime(q.periodEnd),
+    },
+  };
+}
+
 /** `quota.exhausted`, emitted once the exhaustion's charge exists at the processor (its payload names it). */
 export function quotaExhaustedEvent(id: string, invoice: InvoiceRecord, processorRef: string, now: number): EventDraft<"quota.exhausted"> {
   return {

@@ -1,4 +1,4 @@
-/** The seven event types, their envelope, and the payloads the spec and contract define. */
+/** The spec's seven event types and benchdata's extensions, their envelope, and the payloads the spec and contract define. */
 
 /** Every event type the service emits. */
 export const EVENT_TYPES = [
@@ -9,6 +9,8 @@ export const EVENT_TYPES = [
   "quota.exhausted",
   "invoice.paid",
   "invoice.failed",
+  // Extension: automatic charging stopped for the period until a person acts (docs/billing.md).
+  "quota.held",
 ] as const;
 
 /** An event type. */
@@ -41,6 +43,14 @@ export interface EventData {
     failed_at: string;
     processor_ref: string;
     failure_reason: string;
+  };
+  "quota.held": {
+    reason: "charge_limit" | "block_buys_nothing";
+    calls_used: number;
+    monthly_limit: number;
+    automatic_charges: number;
+    period_start: string;
+    period_end: string;
   };
 }
 

@@ -70,6 +70,7 @@ describe("OpenAPI document", () => {
       "GET /api/v1/console/webhooks/{webhook_id}/deliveries", "POST /api/v1/console/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", "POST /api/v1/console/webhooks/test",
       "GET /api/v1/console/invoices", "POST /api/v1/console/billing/retry",
       "POST /api/v1/admin/accounts", "GET /api/v1/admin/accounts/{account_id}", "PATCH /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}/sessions",
+      "POST /api/v1/admin/accounts/{account_id}/billing/release",
       "GET /healthz", "GET /openapi.json",
     ];
     const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`));

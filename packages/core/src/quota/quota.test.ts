@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { QuotaPlan, QuotaState } from "./quota.ts";
-import { allowance, chargeIdempotencyKey, EMPTY_QUOTA, quotaChargeFailed, quotaChargeSucceeded, quotaRequest, warningThreshold } from "./quota.ts";
+import type { ChargeRequest } from "./quota.ts";
+import {
+  allowance,
+  chargeIdempotencyKey,
+  EMPTY_QUOTA,
+  quotaChargeFailed,
+  quotaChargeSucceeded,
+  quotaManualCharge,
+  quotaReleaseHold,
+  quotaRequest,
+  warningThreshold,
+} from "./quota.ts";
 import { billingPeriod } from "./billing-period.ts";
 
 const plan: QuotaPlan = { baseQuota: 20, blockSize: 10, blockPrice: 1000, retryAfterFailureMs: 3_600_000, maxAutoCharges: 3 };
@@ -129,6 +140,115 @@ describe("billing periods", () => {
         const next = billingPeriod(p.end, anchor);
         return p.start <= t && t < p.end && next.start === p.end;
       }),
+    );
+  });
+});
+
+/** One thing that can happen to a period's quota: a live request, a charge's outcome, time passing, a person acting. */
+type Event =
+  | { readonly kind: "request" }
+  | { readonly kind: "settle"; readonly paid: boolean }
+  | { readonly kind: "wait"; readonly ms: number }
+  | { readonly kind: "manual" }
+  | { readonly kind: "release" };
+
+const eventArb: fc.Arbitrary<Event> = fc.oneof(
+  { weight: 10, arbitrary: fc.constant({ kind: "request" as const }) },
+  { weight: 3, arbitrary: fc.boolean().map((paid) => ({ kind: "settle" as const, paid })) },
+  { weight: 2, arbitrary: fc.integer({ min: 0, max: 5_000 }).map((ms) => ({ kind: "wait" as const, ms })) },
+  { weight: 1, arbitrary: fc.constant({ kind: "manual" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "release" as const }) },
+);
+
+const planArb: fc.Arbitrary<QuotaPlan> = fc.record({
+  baseQuota: fc.integer({ min: 0, max: 12 }),
+  // 0 is the reported bug (admin API accepted it); the machine must stay safe even if a caller passes it.
+  blockSize: fc.integer({ min: 0, max: 5 }),
+  blockPrice: fc.integer({ min: 0, max: 50_000 }),
+  retryAfterFailureMs: fc.integer({ min: 0, max: 3_000 }),
+  maxAutoCharges: fc.integer({ min: 0, max: 6 }),
+});
+
+describe("quota state machine: money (issue 20)", () => {
+  it("reproduction: a block of size 0 never charges — 3 calls, then 8 refusals, no charge, one hold", () => {
+    const zero: QuotaPlan = { baseQuota: 3, blockSize: 0, blockPrice: 20_000, retryAfterFailureMs: 3_600_000, maxAutoCharges: 10 };
+    let s: QuotaState = EMPTY_QUOTA;
+    const kinds: string[] = [];
+    const charges: ChargeRequest[] = [];
+    const holds: string[] = [];
+    for (let i = 0; i < 11; i++) {
+      const step = quotaRequest(zero, s, i);
+      kinds.push(step.kind);
+      if (step.kind === "exhausted") {
+        if (step.charge) charges.push(step.charge);
+        if (step.heldNow) holds.push(step.heldNow);
+      }
+      s = step.state;
+    }
+    expect(kinds).toEqual([...Array(3).fill("allow"), ...Array(8).fill("exhausted")]);
+    expect(charges).toEqual([]);
+    expect(holds).toEqual(["block_buys_nothing"]);
+    expect(quotaManualCharge(zero, s)).toBeNull();
+  });
+
+  it("property: paid charges never exceed what the calls beyond the quota require, every charge buys a call, and at most maxAutoCharges start by themselves", () => {
+    fc.assert(
+      fc.property(planArb, fc.array(eventArb, { maxLength: 120 }), (plan, events) => {
+        let s: QuotaState = EMPTY_QUOTA;
+        let now = 0;
+        let demand = 0; // live requests made, admitted or refused
+        let paid = 0;
+        let automatic = 0; // charges started by requests since the last release
+        let holds = 0;
+        let outstanding: ChargeRequest | null = null;
+        for (const e of events) {
+          if (e.kind === "request") {
+            demand += 1;
+            const step = quotaRequest(plan, s, now);
+            if (step.kind === "exhausted") {
+              if (step.charge) {
+                expect(outstanding).toBeNull();
+                // The block buys at least one call: the allowance after it exceeds the calls used.
+                expect(plan.blockSize).toBeGreaterThanOrEqual(1);
+                expect(allowance(plan, { ...s, blocks: step.charge.block })).toBeGreaterThan(s.used);
+                outstanding = step.charge;
+                automatic += 1;
+              }
+              if (step.heldNow) holds += 1;
+            }
+            s = step.state;
+          } else if (e.kind === "settle" && outstanding) {
+            if (e.paid) {
+              s = quotaChargeSucceeded(s, outstanding.block);
+              paid += 1;
+            } else s = quotaChargeFailed(s, outstanding.block, now);
+            outstanding = null;
+          } else if (e.kind === "wait") {
+            now += e.ms;
+          } else if (e.kind === "manual") {
+            const m = quotaManualCharge(plan, s);
+            if (m) {
+              expect(outstanding).toBeNull();
+              expect(allowance(plan, { ...s, blocks: m.charge.block })).toBeGreaterThan(s.used);
+              outstanding = m.charge;
+              s = m.state;
+            }
+          } else if (e.kind === "release") {
+            s = quotaReleaseHold(s);
+            automatic = 0;
+            holds = 0;
+          }
+          expect(automatic).toBeLessThanOrEqual(plan.maxAutoCharges);
+          // A hold is announced at most once until it is released.
+          expect(holds).toBeLessThanOrEqual(1);
+          // Calls admitted never exceed the allowance bought.
+          expect(s.used).toBeLessThanOrEqual(allowance(plan, s));
+        }
+        const beyond = Math.max(0, demand - plan.baseQuota);
+        const required = plan.blockSize >= 1 ? Math.ceil(beyond / plan.blockSize) : 0;
+        expect(paid).toBeLessThanOrEqual(required);
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -14,7 +14,10 @@ export interface QuotaPlan {
   readonly blockPrice: number;
   /** After a failed charge, how long before a request may start another automatic attempt (ms). */
   readonly retryAfterFailureMs: number;
-  /** Automatic charge attempts allowed in one period before the account is held for review. */
+  /**
+   * Automatic charges allowed in one period, paid or failed, before the account is held until a person acts
+   * (the customer retries the payment, or the operator releases the hold or raises the ceiling).
+   */
   readonly maxAutoCharges: number;
 }
 
@@ -31,12 +34,14 @@ export interface QuotaState {
   readonly exhausted: boolean;
   /** The block number a charge is outstanding for, or null. */
   readonly pendingBlock: number | null;
-  /** Automatic charge attempts started since the period began or its last successful charge (the review cap counts these). */
+  /** Charges started in the period, paid or not (the ceiling `maxAutoCharges` counts these; only a release resets them). */
   readonly chargeAttempts: number;
   /** Attempts started for the next block (`blocks + 1`); back to 0 when a block is paid. */
   readonly blockAttempts: number;
   /** When the last charge failed (Unix ms), or null. */
   readonly lastFailureAt: number | null;
+  /** When automatic charging stopped in this period and the account was held (Unix ms), or null. */
+  readonly heldAt: number | null;
 }
 
 /** A fresh period's state. */
@@ -48,6 +53,7 @@ export const EMPTY_QUOTA: QuotaState = {
   chargeAttempts: 0,
   blockAttempts: 0,
   lastFailureAt: null,
+  heldAt: null,
 };
 
 /** Calls allowed in the period: the base plus every paid block. */
@@ -79,16 +85,37 @@ export interface ChargeRequest {
   readonly amount: number;
 }
 
+/**
+ * Why automatic charging stopped: the period's ceiling of automatic charges was reached, or the next block
+ * would not buy a single call (a block size below 1, or an allowance lowered below the calls already used).
+ */
+export type HoldReason = "charge_limit" | "block_buys_nothing";
+
 /** What one live request does to the quota. */
 export type QuotaStep =
   | { readonly kind: "allow"; readonly state: QuotaState; readonly used: number; readonly allowance: number; readonly warn: number | null }
-  | { readonly kind: "exhausted"; readonly state: QuotaState; readonly flipped: boolean; readonly charge: ChargeRequest | null; readonly heldForReview: boolean };
+  | {
+      readonly kind: "exhausted";
+      readonly state: QuotaState;
+      readonly flipped: boolean;
+      readonly charge: ChargeRequest | null;
+      /** No automatic charge will start until a person acts. */
+      readonly heldForReview: boolean;
+      /** This request is the one that put the account on hold (once a period, until released): emit `quota.held`. */
+      readonly heldNow: HoldReason | null;
+    };
+
+/** Whether one more block would buy at least one call: a charge that buys nothing is never made. */
+export function blockBuysCalls(plan: Pick<QuotaPlan, "baseQuota" | "blockSize">, state: Pick<QuotaState, "blocks" | "used">): boolean {
+  return plan.blockSize >= 1 && plan.baseQuota + (state.blocks + 1) * plan.blockSize > state.used;
+}
 
 /**
  * One live request against the period's quota. The request that uses the last call succeeds; the next one
  * flips the quota to exhausted and starts exactly one charge; later ones are refused without a new charge
  * while it is outstanding. After a failed charge, a request may start one new attempt once
- * `retryAfterFailureMs` has passed, until `maxAutoCharges` attempts were made without one succeeding.
+ * `retryAfterFailureMs` has passed. A charge starts only when the block buys at least one call, and at most
+ * `maxAutoCharges` start in a period, paid ones included; past that the account is held (`heldNow` once).
  */
 export function quotaRequest(plan: QuotaPlan, state: QuotaState, now: number): QuotaStep {
   const limit = allowance(plan, state);
@@ -97,18 +124,12 @@ export function quotaRequest(plan: QuotaPlan, state: QuotaState, now: number): Q
     return { kind: "allow", state: { ...state, used }, used, allowance: limit, warn: warningThreshold(plan, used) };
   }
   const flipped = !state.exhausted;
-  const canCharge =
-    state.pendingBlock === null &&
-    state.chargeAttempts < plan.maxAutoCharges &&
-    (flipped || state.lastFailureAt === null || now - state.lastFailureAt >= plan.retryAfterFailureMs);
-  if (!canCharge) {
-    return {
-      kind: "exhausted",
-      state: flipped ? { ...state, exhausted: true } : state,
-      flipped,
-      charge: null,
-      heldForReview: state.pendingBlock === null && state.chargeAttempts >= plan.maxAutoCharges,
-    };
+  const due = state.pendingBlock === null && (flipped || state.lastFailureAt === null || now - state.lastFailureAt >= plan.retryAfterFailureMs);
+  const hold: HoldReason | null = !blockBuysCalls(plan, state) ? "block_buys_nothing" : state.chargeAttempts >= plan.maxAutoCharges ? "charge_limit" : null;
+  if (!due || hold !== null) {
+    const heldNow = due && hold !== null && state.heldAt === null ? hold : null;
+    const next = flipped || heldNow !== null ? { ...state, exhausted: true, heldAt: heldNow !== null ? now : state.heldAt } : state;
+    return { kind: "exhausted", state: next, flipped, charge: null, heldForReview: state.pendingBlock === null && hold !== null, heldNow };
   }
   const block = state.blocks + 1;
   const attempt = state.blockAttempts + 1;
@@ -118,14 +139,34 @@ export function quotaRequest(plan: QuotaPlan, state: QuotaState, now: number): Q
     flipped,
     charge: { block, attempt, amount: plan.blockPrice },
     heldForReview: false,
+    heldNow: null,
   };
+}
+
+/**
+ * A charge a person asked for (the customer's payment retry): it starts whatever the ceiling says, but only
+ * while the quota is exhausted with nothing outstanding, and only when the block buys at least one call.
+ */
+export function quotaManualCharge(plan: Pick<QuotaPlan, "baseQuota" | "blockSize" | "blockPrice">, state: QuotaState): { state: QuotaState; charge: ChargeRequest } | null {
+  if (!state.exhausted || state.pendingBlock !== null || !blockBuysCalls(plan, state)) return null;
+  const block = state.blocks + 1;
+  const attempt = state.blockAttempts + 1;
+  return {
+    state: { ...state, pendingBlock: block, chargeAttempts: state.chargeAttempts + 1, blockAttempts: attempt },
+    charge: { block, attempt, amount: plan.blockPrice },
+  };
+}
+
+/** The operator released a held account: automatic charging starts afresh in the period (its ceiling counts again from 0). */
+export function quotaReleaseHold(state: QuotaState): QuotaState {
+  return { ...state, chargeAttempts: 0, heldAt: null };
 }
 
 /** A charge for `block` cleared: one more block in the allowance, access resumes. Stale outcomes change nothing. */
 export function quotaChargeSucceeded(state: QuotaState, block: number): QuotaState {
   if (state.pendingBlock !== block) return state;
-  // The review cap counts attempts since the last success: an account that keeps paying is never held.
-  return { ...state, blocks: block, exhausted: false, pendingBlock: null, chargeAttempts: 0, blockAttempts: 0, lastFailureAt: null };
+  // The ceiling keeps counting paid charges: a runaway of paid blocks is what it exists to stop.
+  return { ...state, blocks: block, exhausted: false, pendingBlock: null, blockAttempts: 0, lastFailureAt: null };
 }
 
 /** A charge for `block` failed: the quota stays exhausted and remembers when, for the retry policy. */

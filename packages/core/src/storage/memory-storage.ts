@@ -19,13 +19,14 @@ import {
   keyRevokedEvent,
   keyRotatedEvent,
   quotaExhaustedEvent,
+  quotaHeldEvent,
   quotaWarningEvent,
 } from "../events/builders.ts";
 import { dailyWindow, utcDay } from "../rate-limit/daily-window.ts";
 import { pendingInvoice } from "../billing/pending-invoice.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
 import type { QuotaPlan, QuotaState } from "../quota/quota.ts";
-import { EMPTY_QUOTA, allowance, quotaChargeFailed, quotaChargeSucceeded, quotaRequest } from "../quota/quota.ts";
+import { EMPTY_QUOTA, allowance, quotaChargeFailed, quotaChargeSucceeded, quotaManualCharge, quotaReleaseHold, quotaRequest } from "../quota/quota.ts";
 import type {
   AccountRecord,
   AdmitInput,
@@ -423,6 +424,10 @@ export function createMemoryStorage(): Storage {
         invoices.set(record.id, { record, leaseToken: null, leaseUntil: 0 });
         chargeInvoiceId = record.id;
       }
+      if (step.heldNow !== null) {
+        const held = { reason: step.heldNow, used: step.state.used, allowance: allowance(plan, step.state), charges: step.state.chargeAttempts, periodStart: start, periodEnd: q.periodEnd };
+        insertEvent(quotaHeldEvent(qi.heldEventId, input.accountId, now, held), now);
+      }
       return {
         kind: "quota_exhausted",
         now,
@@ -432,6 +437,7 @@ export function createMemoryStorage(): Storage {
         flipped: step.flipped,
         chargeInvoiceId,
         heldForReview: step.heldForReview,
+        heldNow: step.heldNow !== null,
       };
     },
 
@@ -610,16 +616,20 @@ export function createMemoryStorage(): Storage {
       );
       return true;
     },
-    async requestCharge({ accountId, now, anchorDay, invoiceId, blockPrice, currency }) {
+    async requestCharge({ accountId, now, anchorDay, invoiceId, baseQuota, blockSize, blockPrice, currency }) {
       const { q, start } = periodQuota(accountId, now, anchorDay);
-      const s = q.state;
-      if (!s.exhausted || s.pendingBlock !== null) return null;
-      const block = s.blocks + 1;
-      const attempt = s.blockAttempts + 1;
-      q.state = { ...s, pendingBlock: block, chargeAttempts: s.chargeAttempts + 1, blockAttempts: attempt };
-      const record = pendingInvoice({ id: invoiceId, accountId, periodStart: start, periodEnd: q.periodEnd, charge: { block, attempt, amount: blockPrice }, currency, callsUsed: s.used, now });
+      const step = quotaManualCharge({ baseQuota, blockSize, blockPrice }, q.state);
+      if (step === null) return null;
+      q.state = step.state;
+      const record = pendingInvoice({ id: invoiceId, accountId, periodStart: start, periodEnd: q.periodEnd, charge: step.charge, currency, callsUsed: step.state.used, now });
       invoices.set(invoiceId, { record, leaseToken: null, leaseUntil: 0 });
       return record;
+    },
+    async releaseChargeHold({ accountId, now, anchorDay }) {
+      const q = quotas.get(quotaKey(accountId, billingPeriod(now, anchorDay).start));
+      if (!q) return false;
+      q.state = quotaReleaseHold(q.state);
+      return true;
     },
     async listInvoices(accountId) {
       return [...invoices.values()]

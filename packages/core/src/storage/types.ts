@@ -174,6 +174,8 @@ export interface AdmitQuota {
   readonly warningEventId: string;
   /** Used if this request starts a charge (the pending invoice). */
   readonly invoiceId: string;
+  /** Used if this request puts the account on hold (`quota.held`). */
+  readonly heldEventId: string;
 }
 
 /** One data request asking to be admitted: per-key window, per-account day, and (live keys) quota, in one step. */
@@ -233,7 +235,10 @@ export type AdmitResult =
       readonly flipped: boolean;
       /** The invoice of the charge this request started (exactly one per exhaustion), or null. */
       readonly chargeInvoiceId: string | null;
+      /** No automatic charge starts until a person acts (the ceiling was reached, or a block would buy nothing). */
       readonly heldForReview: boolean;
+      /** This request put the account on hold and wrote `quota.held` (once a period until released). */
+      readonly heldNow: boolean;
     };
 
 /** The usage summary of an account at a time. */
@@ -380,9 +385,25 @@ export interface Storage {
   settleCharge(input: { invoiceId: string; leaseToken: string; outcome: ChargeOutcome; eventIds: { exhausted: string; result: string } }): Promise<boolean>;
   /**
    * Starts a new charge attempt now for an exhausted account with no charge outstanding (console "retry
-   * payment"); returns the pending invoice, or null when there is nothing to charge.
+   * payment"), as core's `quotaManualCharge` decides: past the ceiling of automatic charges (a person asked),
+   * but never for a block that buys no call. Returns the pending invoice, or null when there is nothing to
+   * charge. MUST be atomic across processes with admissions and settlements.
    */
-  requestCharge(input: { accountId: string; now: number; anchorDay: number; invoiceId: string; blockPrice: number; currency: string }): Promise<InvoiceRecord | null>;
+  requestCharge(input: {
+    accountId: string;
+    now: number;
+    anchorDay: number;
+    invoiceId: string;
+    baseQuota: number;
+    blockSize: number;
+    blockPrice: number;
+    currency: string;
+  }): Promise<InvoiceRecord | null>;
+  /**
+   * The operator released an account's hold for the current period (core's `quotaReleaseHold`: the ceiling of
+   * automatic charges counts again from 0). True when the period had a quota row. MUST be atomic across processes.
+   */
+  releaseChargeHold(input: { accountId: string; now: number; anchorDay: number }): Promise<boolean>;
   listInvoices(accountId: string): Promise<InvoiceRecord[]>;
 
   // Merchant snapshots, per account and environment; (account, environment, merchant, period) holds at most one.

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccountRecord, AdmitInput, ApiKeyRecord, ClaimedDelivery, SnapshotRecord, Storage, WebhookRecord } from "../storage/types.ts";
 import type { Cell } from "../data/source.ts";
 import { isId } from "../ids/new-id.ts";
+import { isoTime } from "../clock/clock.ts";
+import { billingPeriod } from "../quota/billing-period.ts";
 
 /** How the suite obtains a fresh, migrated, empty store, and disposes of it. */
 export interface ConformanceTarget {
@@ -62,6 +64,7 @@ function quota(over: Partial<NonNullable<AdmitInput["quota"]>> = {}): NonNullabl
     maxAutoCharges: 10,
     warningEventId: id("evt"),
     invoiceId: id("inv"),
+    heldEventId: id("evt"),
     ...over,
   };
 }
@@ -439,7 +442,7 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       async function liveKey(): Promise<{ a: AccountRecord; k: ApiKeyRecord }> {
         const a = account();
         await s.createAccount(a);
-        await s.createWebhook(webhook(a.id, ["quota.warning", "quota.exhausted", "invoice.paid", "invoice.failed"]), 10);
+        await s.createWebhook(webhook(a.id, ["quota.warning", "quota.exhausted", "quota.held", "invoice.paid", "invoice.failed"]), 10);
         const k = key(a.id);
         await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
         return { a, k };
@@ -540,26 +543,26 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
 
       it("requestCharge starts an attempt only when exhausted with nothing outstanding", async () => {
         const { a, k } = await liveKey();
-        expect(await s.requestCharge({ accountId: a.id, now: T0, anchorDay: 1, invoiceId: id("inv"), blockPrice: 1000, currency: "usd" })).toBeNull();
+        expect(await s.requestCharge({ accountId: a.id, now: T0, anchorDay: 1, invoiceId: id("inv"), baseQuota: 20, blockSize: 10, blockPrice: 1000, currency: "usd" })).toBeNull();
         for (let i = 0; i < 21; i++) await s.admit(admitInput(a.id, k.id, T0 + i, { quota: quota() }));
-        expect(await s.requestCharge({ accountId: a.id, now: T0 + 50, anchorDay: 1, invoiceId: id("inv"), blockPrice: 1000, currency: "usd" })).toBeNull();
+        expect(await s.requestCharge({ accountId: a.id, now: T0 + 50, anchorDay: 1, invoiceId: id("inv"), baseQuota: 20, blockSize: 10, blockPrice: 1000, currency: "usd" })).toBeNull();
         const mine = (await s.claimCharges({ now: T0 + 100, leaseMs: 60_000, limit: 50 })).find((c) => c.invoice.accountId === a.id)!;
         await s.settleCharge({ invoiceId: mine.invoice.id, leaseToken: mine.leaseToken, outcome: { status: "failed", processorRef: "pi_f", reason: "card_declined", at: T0 + 100 }, eventIds: { exhausted: id("evt"), result: id("evt") } });
-        const inv = await s.requestCharge({ accountId: a.id, now: T0 + 200, anchorDay: 1, invoiceId: id("inv"), blockPrice: 1000, currency: "usd" });
+        const inv = await s.requestCharge({ accountId: a.id, now: T0 + 200, anchorDay: 1, invoiceId: id("inv"), baseQuota: 20, blockSize: 10, blockPrice: 1000, currency: "usd" });
         expect(inv).toMatchObject({ status: "pending", block: 1, attempt: 2 });
       });
 
-      it("an account that keeps paying is never held for review: the cap counts attempts since the last success", async () => {
+      it("the ceiling counts paid charges too: past maxAutoCharges the account is held, quota.held is written once, and a release resumes charging", async () => {
         const { a, k } = await liveKey();
         const plan = (): NonNullable<AdmitInput["quota"]> => quota({ baseQuota: 2, blockSize: 1, maxAutoCharges: 2 });
         let t = T0;
-        for (let round = 1; round <= 3; round++) {
+        for (let round = 1; round <= 2; round++) {
           // Use the allowance up, then the next request must start a charge.
           let charged: string | null = null;
           for (let i = 0; i < 5 && charged === null; i++) {
             const r = await s.admit(admitInput(a.id, k.id, (t += 1), { quota: plan() }));
             if (r.kind === "quota_exhausted") {
-              expect(r.heldForReview).toBe(false);
+              expect(r).toMatchObject({ heldForReview: false, heldNow: false });
               charged = r.chargeInvoiceId;
             }
           }
@@ -567,7 +570,65 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
           const claim = (await s.claimCharges({ now: (t += 1), leaseMs: 60_000, limit: 50 })).find((c) => c.invoice.id === charged)!;
           expect(await s.settleCharge({ invoiceId: claim.invoice.id, leaseToken: claim.leaseToken, outcome: { status: "paid", processorRef: `pi_${round}`, at: (t += 1) }, eventIds: { exhausted: id("evt"), result: id("evt") } })).toBe(true);
         }
-        expect((await s.usage(a.id, t, 1, 2, 1)).allowance).toBe(5);
+        expect((await s.usage(a.id, t, 1, 2, 1)).allowance).toBe(4);
+        // The two paid blocks are used up; the next exhaustion finds the ceiling reached.
+        expect(await s.admit(admitInput(a.id, k.id, (t += 1), { quota: plan() }))).toMatchObject({ kind: "allowed" });
+        await drainEvents(s, t);
+        const held = await s.admit(admitInput(a.id, k.id, (t += 1), { quota: plan() }));
+        expect(held).toMatchObject({ kind: "quota_exhausted", flipped: true, chargeInvoiceId: null, heldForReview: true, heldNow: true });
+        for (let i = 0; i < 3; i++) {
+          expect(await s.admit(admitInput(a.id, k.id, (t += 1), { quota: plan() }))).toMatchObject({ kind: "quota_exhausted", chargeInvoiceId: null, heldForReview: true, heldNow: false });
+        }
+        expect(await s.listInvoices(a.id)).toHaveLength(2);
+        const events = (await drainEvents(s, t + 1)).map((d) => JSON.parse(d.body)).filter((b) => b.account_id === a.id);
+        expect(events.map((e) => e.type)).toEqual(["quota.held"]);
+        const period = billingPeriod(t, 1);
+        expect(events[0].data).toEqual({
+          reason: "charge_limit",
+          calls_used: 4,
+          monthly_limit: 4,
+          automatic_charges: 2,
+          period_start: isoTime(period.start),
+          period_end: isoTime(period.end),
+        });
+        // The operator releases the hold: the next refused request starts a charge again.
+        expect(await s.releaseChargeHold({ accountId: a.id, now: (t += 1), anchorDay: 1 })).toBe(true);
+        const again = await s.admit(admitInput(a.id, k.id, (t += 1), { quota: plan() }));
+        expect(again).toMatchObject({ kind: "quota_exhausted", heldForReview: false, heldNow: false });
+        expect(again.kind === "quota_exhausted" && again.chargeInvoiceId).toBeTruthy();
+        expect(await s.releaseChargeHold({ accountId: "acc_none", now: t, anchorDay: 1 })).toBe(false);
+      });
+
+      it("a block of size 0 is never charged: the account is held (block_buys_nothing) and asking for a charge starts none", async () => {
+        const { a, k } = await liveKey();
+        const zero = (): NonNullable<AdmitInput["quota"]> => quota({ baseQuota: 3, blockSize: 0 });
+        const kinds: string[] = [];
+        let heldNow = 0;
+        for (let i = 0; i < 11; i++) {
+          const r = await s.admit(admitInput(a.id, k.id, T0 + i, { quota: zero() }));
+          kinds.push(r.kind);
+          if (r.kind === "quota_exhausted") {
+            expect(r).toMatchObject({ chargeInvoiceId: null, heldForReview: true });
+            if (r.heldNow) heldNow++;
+          }
+        }
+        expect(kinds).toEqual([...Array(3).fill("allowed"), ...Array(8).fill("quota_exhausted")]);
+        expect(heldNow).toBe(1);
+        expect(await s.listInvoices(a.id)).toEqual([]);
+        expect(await s.requestCharge({ accountId: a.id, now: T0 + 20, anchorDay: 1, invoiceId: id("inv"), baseQuota: 3, blockSize: 0, blockPrice: 1000, currency: "usd" })).toBeNull();
+        const events = (await drainEvents(s, T0 + 30)).map((d) => JSON.parse(d.body)).filter((b) => b.account_id === a.id);
+        expect(events.map((e) => e.type)).toEqual(["quota.warning", "quota.held"]);
+        expect(events[1].data).toMatchObject({ reason: "block_buys_nothing", calls_used: 3, monthly_limit: 3, automatic_charges: 0 });
+      });
+
+      it("an allowance lowered below the calls already used starts no charge for a block that would buy nothing", async () => {
+        const { a, k } = await liveKey();
+        for (let i = 0; i < 10; i++) await s.admit(admitInput(a.id, k.id, T0 + i, { quota: quota() }));
+        // The operator lowers the quota to 3 calls with blocks of 2: one block (5 calls) would still be below the 10 used.
+        const lowered = (): NonNullable<AdmitInput["quota"]> => quota({ baseQuota: 3, blockSize: 2 });
+        expect(await s.admit(admitInput(a.id, k.id, T0 + 20, { quota: lowered() }))).toMatchObject({ kind: "quota_exhausted", chargeInvoiceId: null, heldForReview: true, heldNow: true });
+        expect(await s.listInvoices(a.id)).toEqual([]);
+        expect(await s.requestCharge({ accountId: a.id, now: T0 + 30, anchorDay: 1, invoiceId: id("inv"), baseQuota: 3, blockSize: 2, blockPrice: 1000, currency: "usd" })).toBeNull();
       });
 
       it("a new billing period starts from zero", async () => {
@@ -690,7 +751,7 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         const later = T0 + 100 + 3_600_000;
         expect(await s.admit(admitInput(a.id, k.id, later, { quota: capped() }))).toMatchObject({ kind: "quota_exhausted", chargeInvoiceId: null, heldForReview: true });
         expect(await s.listInvoices(a.id)).toHaveLength(1);
-        expect(await s.requestCharge({ accountId: a.id, now: later + 1, anchorDay: 1, invoiceId: id("inv"), blockPrice: 1000, currency: "usd" })).toMatchObject({ status: "pending", block: 1, attempt: 2 });
+        expect(await s.requestCharge({ accountId: a.id, now: later + 1, anchorDay: 1, invoiceId: id("inv"), baseQuota: 20, blockSize: 10, blockPrice: 1000, currency: "usd" })).toMatchObject({ status: "pending", block: 1, attempt: 2 });
       });
     });
 

@@ -251,7 +251,7 @@ CREATE OR REPLACE FUNCTION benchdata_put_quota(q quota_periods) RETURNS void LAN
 BEGIN
   UPDATE quota_periods
      SET used = q.used, exhausted = q.exhausted, pending_block = q.pending_block, charge_attempts = q.charge_attempts,
-         block_attempts = q.block_attempts
+         block_attempts = q.block_attempts, held_at = q.held_at
    WHERE account_id = q.account_id AND period_start = q.period_start;
 END $$;
 
@@ -391,8 +391,12 @@ DECLARE
   q_end bigint;
   q_allowance bigint;
   q_t bigint;
+  q_held_id text;
   q_warn bigint;
   q_flipped boolean;
+  q_due boolean;
+  q_hold text;
+  q_held_now boolean;
   q_minute json;
   q_day json;
 BEGIN
@@ -555,19 +559,40 @@ BEGIN
           v_whole[it.i] := json_build_object('kind', 'allowed', 'now', it.now, 'minute', q_minute, 'day', q_day,
             'quota', json_build_object('used', q.used, 'allowance', q_allowance, 'periodStart', q.period_start, 'periodEnd', q.period_end, 'warned', q_warn));
         ELSE
-          -- Exhausted: the first refusal flips the quota; a charge starts when none is outstanding, attempts are
-          -- left, and (after a failure) the retry delay has passed. The pending invoice is written here, once.
+          -- Exhausted (core's quotaRequest): the first refusal flips the quota; a charge is due when none is
+          -- outstanding and (after a failure) the retry delay has passed. It starts only if the block buys at
+          -- least one call and the period's ceiling of automatic charges (paid ones included) is not reached;
+          -- otherwise the account is held, and the request that first finds it so writes quota.held, once. The
+          -- pending invoice is written here, once.
           q_flipped := NOT q.exhausted;
-          IF NOT (q.pending_block IS NULL AND q.charge_attempts < p_max_auto_charges[it.i]
-                  AND (q_flipped OR q.last_failure_at IS NULL OR it.now - q.last_failure_at >= p_retry_after_failure_ms[it.i])) THEN
-            IF q_flipped THEN
+          q_due := q.pending_block IS NULL AND (q_flipped OR q.last_failure_at IS NULL OR it.now - q.last_failure_at >= p_retry_after_failure_ms[it.i]);
+          q_hold := CASE WHEN NOT (p_block_size[it.i] >= 1 AND p_base_quota[it.i] + (q.blocks + 1) * p_block_size[it.i] > q.used) THEN 'block_buys_nothing'
+                         WHEN q.charge_attempts >= p_max_auto_charges[it.i] THEN 'charge_limit' END;
+          IF NOT q_due OR q_hold IS NOT NULL THEN
+            q_held_now := q_due AND q_hold IS NOT NULL AND q.held_at IS NULL;
+            IF q_flipped OR q_held_now THEN
               q.exhausted := true;
               q_dirty := true;
+            END IF;
+            IF q_held_now THEN
+              q.held_at := it.now;
+              -- The body is serializeEvent(quotaHeldEvent(...)) byte for byte; the id is minted here (evt_<ULID>).
+              q_held_id := 'evt_' || benchdata_ulid(it.now);
+              PERFORM benchdata_insert_event(q_held_id, 'quota.held', it.account_id, it.now,
+                '{"id":' || to_json(q_held_id)::text
+                || ',"type":"quota.held","account_id":' || to_json(it.account_id)::text
+                || ',"created_at":"' || benchdata_iso(it.now) || '"'
+                || ',"data":{"reason":"' || q_hold || '"'
+                || ',"calls_used":' || q.used
+                || ',"monthly_limit":' || q_allowance
+                || ',"automatic_charges":' || q.charge_attempts
+                || ',"period_start":"' || benchdata_iso(q.period_start) || '"'
+                || ',"period_end":"' || benchdata_iso(q.period_end) || '"}}');
             END IF;
             v_whole[it.i] := json_build_object('kind', 'quota_exhausted', 'now', it.now, 'minute', q_minute, 'day', q_day,
               'quota', json_build_object('used', q.used, 'allowance', q_allowance, 'periodStart', q.period_start, 'periodEnd', q.period_end, 'warned', NULL),
               'flipped', q_flipped, 'chargeInvoiceId', NULL,
-              'heldForReview', q.pending_block IS NULL AND q.charge_attempts >= p_max_auto_charges[it.i]);
+              'heldForReview', q.pending_block IS NULL AND q_hold IS NOT NULL, 'heldNow', q_held_now);
           ELSE
             q.exhausted := true;
             q.pending_block := q.blocks + 1;
@@ -580,7 +605,7 @@ BEGIN
                     benchdata_idempotency_key(it.account_id, benchdata_iso(q.period_start), q.pending_block, q.block_attempts), q.used, it.now);
             v_whole[it.i] := json_build_object('kind', 'quota_exhausted', 'now', it.now, 'minute', q_minute, 'day', q_day,
               'quota', json_build_object('used', q.used, 'allowance', q_allowance, 'periodStart', q.period_start, 'periodEnd', q.period_end, 'warned', NULL),
-              'flipped', q_flipped, 'chargeInvoiceId', p_invoice_ids[it.i], 'heldForReview', false);
+              'flipped', q_flipped, 'chargeInvoiceId', p_invoice_ids[it.i], 'heldForReview', false, 'heldNow', false);
           END IF;
         END IF;
       ELSE
@@ -824,6 +849,11 @@ const DROP_ADMIT_QUOTA = `
 DROP FUNCTION IF EXISTS benchdata_admit_quota(bigint, text, integer, bigint, bigint, bigint, text, bigint, integer, text, text, json, json);
 `;
 
+// core's QuotaState.heldAt: set once, by the admission that found the ceiling reached or a block that buys nothing.
+const QUOTA_HOLDS = `
+ALTER TABLE quota_periods ADD COLUMN IF NOT EXISTS held_at bigint;
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
   { version: 2, name: "admit and outbox functions", sql: FUNCTIONS },
@@ -833,4 +863,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "compact batched admissions, asynchronous commit without billing; HOT window updates", sql: ADMIT_ARRAYS + FUNCTIONS },
   { version: 7, name: "admission epoch: remembered key checks; leaner batched admissions", sql: ADMISSION_EPOCH + FUNCTIONS },
   { version: 8, name: "batched admissions step an account's quota row in memory, written back once per batch", sql: DROP_ADMIT_QUOTA + FUNCTIONS },
+  { version: 10, name: "quota holds: a charge buys at least one call; a ceiling of automatic charges per period, paid ones included", sql: QUOTA_HOLDS + FUNCTIONS },
 ];

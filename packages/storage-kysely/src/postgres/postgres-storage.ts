@@ -747,8 +747,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         const start = Date.parse(inv.periodStart);
         // core's quotaChargeSucceeded / quotaChargeFailed, guarded on the block the charge was for (a stale outcome changes nothing).
         if (outcome.status === "paid") {
-          // The review cap counts attempts since the last success, so a paid charge resets it too.
-          await sql`UPDATE quota_periods SET blocks = ${inv.block}::integer, exhausted = false, pending_block = NULL, charge_attempts = 0, block_attempts = 0, last_failure_at = NULL
+          // The ceiling of automatic charges keeps counting paid ones (charge_attempts is not reset).
+          await sql`UPDATE quota_periods SET blocks = ${inv.block}::integer, exhausted = false, pending_block = NULL, block_attempts = 0, last_failure_at = NULL
                     WHERE account_id = ${inv.accountId} AND period_start = ${start}::bigint AND pending_block = ${inv.block}::integer`.execute(trx);
         } else {
           await sql`UPDATE quota_periods SET pending_block = NULL, last_failure_at = ${outcome.at}::bigint
@@ -765,8 +765,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         return true;
       });
     },
-    async requestCharge({ accountId, now, anchorDay, invoiceId, blockPrice, currency }) {
-      // One statement: the guarded quota update (exhausted, nothing outstanding) and the invoice it implies.
+    async requestCharge({ accountId, now, anchorDay, invoiceId, baseQuota, blockSize, blockPrice, currency }) {
+      // One statement: the guarded quota update (core's quotaManualCharge: exhausted, nothing outstanding, and a
+      // block that buys at least one call) and the invoice it implies.
       const r = await one(
         db,
         sql`WITH t AS (SELECT coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()) AS now),
@@ -775,6 +776,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                    UPDATE quota_periods
                       SET pending_block = blocks + 1, charge_attempts = charge_attempts + 1, block_attempts = block_attempts + 1
                     WHERE account_id = ${accountId} AND period_start = (SELECT start_ms FROM p) AND exhausted AND pending_block IS NULL
+                      AND ${blockSize}::bigint >= 1 AND ${baseQuota}::bigint + (blocks + 1) * ${blockSize}::bigint > used
                    RETURNING period_start, period_end, pending_block, block_attempts, used
                  )
             INSERT INTO invoices (id, account_id, period_start, period_end, block, attempt, amount, currency, status, idempotency_key, calls_used, created_at)
@@ -786,6 +788,17 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
             RETURNING *`,
       );
       return r ? invoiceFromRow(r) : null;
+    },
+    async releaseChargeHold({ accountId, now, anchorDay }) {
+      // core's quotaReleaseHold, in one guarded statement.
+      const r = await one(
+        db,
+        sql`UPDATE quota_periods SET charge_attempts = 0, held_at = NULL
+             WHERE account_id = ${accountId}
+               AND period_start = (SELECT b.start_ms FROM benchdata_billing_period(coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()), ${anchorDay}::integer) AS b)
+            RETURNING account_id`,
+      );
+      return r !== undefined && r !== null;
     },
     async listInvoices(accountId) {
       return (await all(db, sql`SELECT * FROM invoices WHERE account_id = ${accountId} ORDER BY created_at DESC, id DESC`)).map(invoiceFromRow);

@@ -198,4 +198,12 @@ BEGIN
 END;
 `,
   },
+  {
+    version: 5,
+    name: "quota holds: when automatic charging stopped in a period",
+    sql: `
+-- core's QuotaState.heldAt: set once, by the admission that found the ceiling reached or a block that buys nothing.
+ALTER TABLE quota_periods ADD COLUMN held_at INTEGER;
+`,
+  },
 ];

@@ -54,6 +54,9 @@ import {
   quotaChargeFailed,
   quotaChargeSucceeded,
   quotaExhaustedEvent,
+  quotaHeldEvent,
+  quotaManualCharge,
+  quotaReleaseHold,
   quotaRequest,
   quotaWarningEvent,
   serializeEvent,
@@ -104,6 +107,7 @@ function quotaFromRow(r: Row | undefined): QuotaState {
     chargeAttempts: num(r.charge_attempts),
     blockAttempts: num(r.block_attempts),
     lastFailureAt: numOrNull(r.last_failure_at),
+    heldAt: numOrNull(r.held_at),
   };
 }
 
@@ -173,11 +177,12 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
   }
 
   function writeQuota(accountId: string, periodStart: number, periodEnd: number, s: QuotaState): void {
-    q(`INSERT INTO quota_periods (account_id, period_start, period_end, used, blocks, exhausted, pending_block, charge_attempts, block_attempts, last_failure_at)
-       VALUES (@account_id, @period_start, @period_end, @used, @blocks, @exhausted, @pending_block, @charge_attempts, @block_attempts, @last_failure_at)
+    q(`INSERT INTO quota_periods (account_id, period_start, period_end, used, blocks, exhausted, pending_block, charge_attempts, block_attempts, last_failure_at, held_at)
+       VALUES (@account_id, @period_start, @period_end, @used, @blocks, @exhausted, @pending_block, @charge_attempts, @block_attempts, @last_failure_at, @held_at)
        ON CONFLICT (account_id, period_start) DO UPDATE SET
          used = excluded.used, blocks = excluded.blocks, exhausted = excluded.exhausted, pending_block = excluded.pending_block,
-         charge_attempts = excluded.charge_attempts, block_attempts = excluded.block_attempts, last_failure_at = excluded.last_failure_at`).run({
+         charge_attempts = excluded.charge_attempts, block_attempts = excluded.block_attempts, last_failure_at = excluded.last_failure_at,
+         held_at = excluded.held_at`).run({
       account_id: accountId,
       period_start: periodStart,
       period_end: periodEnd,
@@ -188,6 +193,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
       charge_attempts: s.chargeAttempts,
       block_attempts: s.blockAttempts,
       last_failure_at: s.lastFailureAt,
+      held_at: s.heldAt,
     });
   }
 
@@ -297,6 +303,10 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
       insertInvoice(pendingInvoice({ id: qi.invoiceId, accountId: input.accountId, periodStart: start, periodEnd: end, charge: step.charge, currency: qi.currency, callsUsed: step.state.used, now }));
       chargeInvoiceId = qi.invoiceId;
     }
+    if (step.heldNow !== null) {
+      const held = { reason: step.heldNow, used: step.state.used, allowance: allowance(plan, step.state), charges: step.state.chargeAttempts, periodStart: start, periodEnd: end };
+      insertEvent(quotaHeldEvent(qi.heldEventId, input.accountId, now, held), now);
+    }
     return {
       kind: "quota_exhausted",
       now,
@@ -306,6 +316,7 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
       flipped: step.flipped,
       chargeInvoiceId,
       heldForReview: step.heldForReview,
+      heldNow: step.heldNow !== null,
     };
   }
 
@@ -518,16 +529,23 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     return true;
   });
 
-  const requestChargeTx = immediate((accountId: string, nowIn: number, anchorDay: number, invoiceId: string, blockPrice: number, currency: string): InvoiceRecord | null => {
-    const now = timeOf(nowIn);
-    const { state: s, start, end } = periodQuota(accountId, now, anchorDay);
-    if (!s.exhausted || s.pendingBlock !== null) return null;
-    const block = s.blocks + 1;
-    const attempt = s.blockAttempts + 1;
-    writeQuota(accountId, start, end, { ...s, pendingBlock: block, chargeAttempts: s.chargeAttempts + 1, blockAttempts: attempt });
-    const record = pendingInvoice({ id: invoiceId, accountId, periodStart: start, periodEnd: end, charge: { block, attempt, amount: blockPrice }, currency, callsUsed: s.used, now });
+  const requestChargeTx = immediate((input: Parameters<SqlStorage["requestCharge"]>[0]): InvoiceRecord | null => {
+    const now = timeOf(input.now);
+    const { state, start, end } = periodQuota(input.accountId, now, input.anchorDay);
+    const step = quotaManualCharge(input, state);
+    if (step === null) return null;
+    writeQuota(input.accountId, start, end, step.state);
+    const record = pendingInvoice({ id: input.invoiceId, accountId: input.accountId, periodStart: start, periodEnd: end, charge: step.charge, currency: input.currency, callsUsed: step.state.used, now });
     insertInvoice(record);
     return record;
+  });
+
+  const releaseChargeHoldTx = immediate((accountId: string, nowIn: number, anchorDay: number): boolean => {
+    const start = billingPeriod(timeOf(nowIn), anchorDay).start;
+    const row = quotaRow(accountId, start);
+    if (!row) return false;
+    writeQuota(accountId, start, num(row.period_end), quotaReleaseHold(quotaFromRow(row)));
+    return true;
   });
 
   const usageTx = db.transaction((accountId: string, nowIn: number, anchorDay: number, baseQuota: number, blockSize: number): UsageSnapshot => {
@@ -724,8 +742,11 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     async settleCharge({ invoiceId, leaseToken, outcome, eventIds }) {
       return settleChargeTx(invoiceId, leaseToken, outcome, eventIds);
     },
-    async requestCharge({ accountId, now, anchorDay, invoiceId, blockPrice, currency }) {
-      return requestChargeTx(accountId, now, anchorDay, invoiceId, blockPrice, currency);
+    async requestCharge(input) {
+      return requestChargeTx(input);
+    },
+    async releaseChargeHold({ accountId, now, anchorDay }) {
+      return releaseChargeHoldTx(accountId, now, anchorDay);
     },
     async listInvoices(accountId) {
       return (q("SELECT * FROM invoices WHERE account_id = ? ORDER BY created_at DESC, id DESC").all(accountId) as Row[]).map(invoiceFromRow);

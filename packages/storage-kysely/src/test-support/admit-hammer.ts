@@ -66,6 +66,7 @@ const quotaResults = await pool(plan.quotaRequests, plan.concurrency, (i) =>
       maxAutoCharges: 10,
       warningEventId: `evt_w${plan.worker}x${i}`,
       invoiceId: `inv_${plan.worker}x${i}`,
+      heldEventId: `evt_h${plan.worker}x${i}`,
     },
   }),
 );

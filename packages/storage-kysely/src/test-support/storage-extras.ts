@@ -62,7 +62,7 @@ export function storageExtras(name: string, get: () => Storage): void {
       const accounts = [account(), account(), account(), account()];
       for (const a of accounts) {
         await s.createAccount(a);
-        const quota = { anchorDay: 1, baseQuota: 1, blockSize: 1, blockPrice: 10, currency: "usd", retryAfterFailureMs: 1, maxAutoCharges: 3, warningEventId: id("evt"), invoiceId: id("inv") };
+        const quota = { anchorDay: 1, baseQuota: 1, blockSize: 1, blockPrice: 10, currency: "usd", retryAfterFailureMs: 1, maxAutoCharges: 3, warningEventId: id("evt"), invoiceId: id("inv"), heldEventId: id("evt") };
         for (let i = 0; i < 2; i++) await s.admit({ now: T0 + i, keyId: id("key"), accountId: a.id, perMinute: 10, perDay: 10, windowMs: 60_000, quota: { ...quota, invoiceId: id("inv") } });
       }
       const ids = new Set(accounts.map((a) => a.id));

@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { isoTime } from "../../clock/clock.ts";
 import { effectiveLimits } from "../../config/config.ts";
+import { LIMIT_BOUNDS } from "../../config/limit-bounds.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { newId } from "../../ids/new-id.ts";
 import { timingSafeEqual } from "../../keys/constant-time.ts";
@@ -81,12 +82,9 @@ const CreateAccountBody = v.strictObject({
   tier: v.picklist(TIERS, `must be one of ${TIERS.join(", ")}`),
 });
 
-const count = (min: number, max: number) =>
+// Each limit keeps LIMIT_BOUNDS (a block buys at least one call; no allowance or amount overflows).
+const bounded = ({ min, max }: { readonly min: number; readonly max: number }) =>
   v.nullable(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`)));
-// The sliding window keeps one timestamp per request admitted in the last minute, so its limit stays modest;
-// the daily limit is a 32-bit counter in the databases; money and quotas must stay exact JavaScript integers.
-const MAX_PER_MINUTE = 100_000;
-const MAX_PER_DAY = 2_147_483_647;
 const Cidr = v.pipe(
   v.string(),
   v.check((s) => parseCidr(s) !== null, (issue) => `${JSON.stringify(issue.input)} is not an IPv4 or IPv6 CIDR range`),
@@ -97,11 +95,11 @@ const UpdateAccountBody = v.strictObject({
   limits: v.optional(
     v.pipe(
       v.strictObject({
-        per_minute: v.optional(count(1, MAX_PER_MINUTE)),
-        per_day: v.optional(count(1, MAX_PER_DAY)),
-        monthly_quota: v.optional(count(0, Number.MAX_SAFE_INTEGER)),
-        block_size: v.optional(count(0, Number.MAX_SAFE_INTEGER)),
-        block_price: v.optional(count(0, Number.MAX_SAFE_INTEGER)),
+        per_minute: v.optional(bounded(LIMIT_BOUNDS.perMinute)),
+        per_day: v.optional(bounded(LIMIT_BOUNDS.perDay)),
+        monthly_quota: v.optional(bounded(LIMIT_BOUNDS.monthlyQuota)),
+        block_size: v.optional(bounded(LIMIT_BOUNDS.blockSize)),
+        block_price: v.optional(bounded(LIMIT_BOUNDS.blockPrice)),
       }),
       v.description("Overrides of the tier's limits: a number sets one, null removes it, an absent field keeps it."),
     ),
@@ -240,8 +238,31 @@ const createSession = op({
   },
 });
 
+const releaseHold = op({
+  method: "POST",
+  path: "/accounts/{account_id}/billing/release",
+  doc: {
+    operationId: "adminReleaseChargeHold",
+    summary: "Release an account's hold on automatic charges",
+    description:
+      "After the period's ceiling of automatic charges (`billing.maxAutoChargesPerPeriod`, paid charges included) an account is held: " +
+      "its exhausted quota answers 402 `quota.held` and nothing more is charged until a person acts. This starts the ceiling's count " +
+      "afresh for the current billing period; the next refused request starts a charge again. No body.",
+    pathParams: ACCOUNT_ID,
+    success: { status: 200, description: "Whether the current period had a quota to release.", schema: v.object({ account_id: v.string(), released: v.boolean() }) },
+    errors: [404],
+  },
+  async handle(app, params, _body, now) {
+    const id = params.account_id as string;
+    if ((await app.storage.getAccount(id)) === null) throw accountNotFound(id);
+    const released = await app.storage.releaseChargeHold({ accountId: id, now, anchorDay: app.config.billing.anchorDay });
+    if (released) app.logger.info("automatic charges released by the operator", { account_id: id });
+    return ok({ account_id: id, released });
+  },
+});
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const OPS: readonly AdminOp<any>[] = [createAccount, getAccount, patchAccount, postAccount, createSession];
+const OPS: readonly AdminOp<any>[] = [createAccount, getAccount, patchAccount, postAccount, createSession, releaseHold];
 
 /** The admin routes (for the router when an admin token is configured, and for the OpenAPI document always). */
 export function adminRoutes(app: AppContext): Route[] {

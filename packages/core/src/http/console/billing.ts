@@ -20,7 +20,11 @@ export const listInvoices = defineConsoleRoute({
   },
 });
 
-const NOTHING_TO_CHARGE = new ServiceError(409, "billing.nothing_to_charge", "Nothing to charge: the quota is not exhausted, or a charge is already pending.");
+const NOTHING_TO_CHARGE = new ServiceError(
+  409,
+  "billing.nothing_to_charge",
+  "Nothing to charge: the quota is not exhausted, a charge is already pending, or the plan's next block would add no call.",
+);
 
 /** POST /billing/retry. */
 export const retryBilling = defineConsoleRoute({
@@ -40,6 +44,8 @@ export const retryBilling = defineConsoleRoute({
       now,
       anchorDay: app.config.billing.anchorDay,
       invoiceId: newId("inv", app.clock, app.idRandom),
+      baseQuota: limits.monthlyQuota,
+      blockSize: limits.blockSize,
       blockPrice: limits.blockPrice,
       currency: app.config.currency,
     });

@@ -88,11 +88,16 @@ function rateLimited(result: Extract<AdmitResult, { kind: "rate_limited" }>): { 
 function quotaExhausted(result: Extract<AdmitResult, { kind: "quota_exhausted" }>): ServiceError {
   const q = result.quota;
   const used = `Monthly quota exhausted: ${q.used} of ${q.allowance} calls used this billing period.`;
+  if (result.heldForReview) {
+    // Its own code: no charge will start by itself, so a client that waits for one would wait for ever.
+    const held =
+      " Automatic charges are on hold for this billing period (their ceiling was reached, or the plan's next block would add no call)." +
+      " Nothing more is charged until a person acts: retry the payment from the console, or ask the operator to release the hold or change the plan.";
+    return new ServiceError(402, "quota.held", used + held);
+  }
   const next = result.chargeInvoiceId
     ? ` An automatic charge for the next quota block has started (invoice ${result.chargeInvoiceId}); access resumes once it clears.`
-    : result.heldForReview
-      ? " Automatic charges are paused for review after repeated attempts this period; contact support or retry the payment from the console."
-      : " A charge for the next quota block is pending or has failed; access resumes once a charge clears (a failed charge can be retried from the console).";
+    : " A charge for the next quota block is pending or has failed; access resumes once a charge clears (a failed charge can be retried from the console).";
   return new ServiceError(402, "quota.exhausted", used + next);
 }
 
@@ -234,6 +239,15 @@ function endpointPipeline(
       window = reported(result.minute, result.day);
       if (result.kind === "quota_exhausted") {
         if (result.chargeInvoiceId !== null) hooks.chargeRequested(result.chargeInvoiceId);
+        if (result.heldNow) {
+          // The operator's copy of quota.held (the customer's goes to the account's webhooks).
+          logger.warn("automatic charges held: no charge starts until a person acts", {
+            account_id: lookup.account.id,
+            calls_used: result.quota.used,
+            allowance: result.quota.allowance,
+          });
+          hooks.eventsWritten();
+        }
         throw quotaExhausted(result);
       }
       if (result.quota !== null && result.quota.warned !== null) hooks.eventsWritten();
