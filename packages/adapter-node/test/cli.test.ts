@@ -129,4 +129,20 @@ describe("benchdata CLI", () => {
     expect(answer).toContain("console.invalid_session");
     socket.destroy();
   });
+  it("accounts update sets limits through the admin API's rules: a block of size 0 is refused naming the field and changes nothing; release-hold answers", () => {
+    const acc = JSON.parse(cli(["accounts", "create", "--name", "Limits Co", "--tier", "growth", "--db", db]).stdout);
+    const zero = cli(["accounts", "update", "--account", acc.account_id, "--monthly-quota", "3", "--block-size", "0", "--db", db]);
+    expect(zero.status).not.toBe(0);
+    expect(zero.stderr).toContain("block_size");
+    expect(zero.stderr).toContain("validation.invalid_body");
+    const set = cli(["accounts", "update", "--account", acc.account_id, "--monthly-quota", "3", "--block-size", "2", "--db", db]);
+    expect(set.status, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ limit_overrides: { monthly_quota: 3, block_size: 2 }, limits: { monthly_quota: 3, block_size: 2 } });
+    const notInt = cli(["accounts", "update", "--account", acc.account_id, "--block-size", "lots", "--db", db]);
+    expect(notInt.status).toBe(2);
+    expect(notInt.stderr).toContain("--block-size must be an integer");
+    const release = cli(["accounts", "release-hold", "--account", acc.account_id, "--db", db]);
+    expect(release.status, release.stderr).toBe(0);
+    expect(JSON.parse(release.stdout)).toEqual({ account_id: acc.account_id, released: false });
+  });
 });

@@ -18,6 +18,8 @@ Commands:
   demo               start on the embedded default with a seeded demo account, key and query
   migrate            create or upgrade the database schema
   accounts create    create an account and print {account_id, tier, session_token}
+  accounts update    change an account's tier or limits (the admin API's rules)
+  accounts release-hold  let automatic charges start again for an account held this period
   keys create        create an API key for an account and print it (the raw key is shown once)
   import FILE        load live observations from CSV or NDJSON, all or nothing
 
@@ -38,8 +40,13 @@ test key, queries it through the whole pipeline and prints the answer and curl l
 
 Creates or upgrades the schema. Safe to run while other instances start.`,
   accounts: `Usage: benchdata accounts create --name NAME --tier developer|startup|growth|enterprise [--db URL] [--config FILE]
+       benchdata accounts update --account ACC_ID [--tier T] [--per-minute N] [--per-day N]
+                                 [--monthly-quota N] [--block-size N] [--block-price N] [--db URL] [--config FILE]
+       benchdata accounts release-hold --account ACC_ID [--db URL] [--config FILE]
 
-Prints {"account_id", "tier", "session_token"}; the session token is shown once.`,
+create prints {"account_id", "tier", "session_token"}; the session token is shown once.
+update prints the account; limits keep the admin API's bounds (a block size is at least 1).
+release-hold lifts the hold on automatic charges for the current billing period (docs/billing.md).`,
   keys: `Usage: benchdata keys create --account ACC_ID --name NAME --environment live|test --scopes S1,S2 [--db URL] [--config FILE]
 
 Prints the key record with "raw_key" (shown once). Scopes must be permitted by the account's tier.`,
@@ -92,9 +99,20 @@ async function migrateCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
+// The limit flags of `accounts update` and the admin API's fields they set.
+const LIMIT_FLAGS = {
+  "per-minute": "per_minute",
+  "per-day": "per_day",
+  "monthly-quota": "monthly_quota",
+  "block-size": "block_size",
+  "block-price": "block_price",
+} as const;
+
 async function accountsCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "--help" || sub === "-h" || sub === undefined) return help("accounts");
+  if (sub === "update") return accountsUpdate(rest);
+  if (sub === "release-hold") return accountsReleaseHold(rest);
   if (sub !== "create") throw new UsageError(`unknown accounts command "${sub}"`);
   const { values } = parse(rest, { name: { type: "string" }, tier: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
   if (values.help) return help("accounts");
@@ -103,6 +121,37 @@ async function accountsCommand(argv: string[]): Promise<number> {
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
   const body = await adminCall({ db: dbUrl(values.db), config }, async (call) => call("POST", "/api/v1/admin/accounts", { name: values.name, tier: values.tier }));
   out(body);
+  return 0;
+}
+
+async function accountsUpdate(argv: string[]): Promise<number> {
+  const flags = Object.fromEntries(Object.keys(LIMIT_FLAGS).map((f) => [f, { type: "string" as const }]));
+  const { values } = parse(argv, { account: { type: "string" }, tier: { type: "string" }, db: { type: "string" }, config: { type: "string" }, ...flags });
+  if (values.help) return help("accounts");
+  if (!values.account) throw new UsageError("--account is required");
+  const limits: Record<string, number> = {};
+  for (const [flag, field] of Object.entries(LIMIT_FLAGS)) {
+    const raw = (values as Record<string, string | boolean | undefined>)[flag];
+    if (typeof raw !== "string") continue;
+    // Any integer goes to the admin API, which refuses one out of its bounds naming the field.
+    if (!/^-?\d+$/.test(raw.trim())) throw new UsageError(`--${flag} must be an integer, got "${raw}"`);
+    limits[field] = Number(raw);
+  }
+  const patch: Record<string, unknown> = {};
+  if (values.tier) patch.tier = values.tier;
+  if (Object.keys(limits).length > 0) patch.limits = limits;
+  if (Object.keys(patch).length === 0) throw new UsageError("nothing to change: give --tier or a limit flag");
+  const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
+  out(await adminCall({ db: dbUrl(values.db), config }, (call) => call("PATCH", `/api/v1/admin/accounts/${encodeURIComponent(values.account!)}`, patch)));
+  return 0;
+}
+
+async function accountsReleaseHold(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { account: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
+  if (values.help) return help("accounts");
+  if (!values.account) throw new UsageError("--account is required");
+  const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
+  out(await adminCall({ db: dbUrl(values.db), config }, (call) => call("POST", `/api/v1/admin/accounts/${encodeURIComponent(values.account!)}/billing/release`, {})));
   return 0;
 }
 
