@@ -89,6 +89,35 @@ describe("benchdata CLI", () => {
     }
   }, 120_000);
 
+  it("accounts sign-in-link prints a one-time link that signs in once; accounts end-sessions ends every session", async () => {
+    const acc = JSON.parse(cli(["accounts", "create", "--name", "Link Co", "--tier", "growth", "--db", db]).stdout);
+    const l = cli(["accounts", "sign-in-link", "--account", acc.account_id, "--base-url", "https://console.example.com/ignored", "--db", db]);
+    expect(l.status, l.stderr).toBe(0);
+    const link = JSON.parse(l.stdout);
+    expect(link.sign_in_url).toMatch(/^https:\/\/console\.example\.com\/console\/#sign-in=bds_link_[A-Za-z0-9_-]{48}$/);
+    const token = link.sign_in_url.split("=")[1];
+    expect(cli(["accounts", "sign-in-link", "--db", db]).status).toBe(2);
+    expect(cli(["accounts", "sign-in-link", "--account", acc.account_id, "--base-url", "ftp://x", "--db", db]).status).toBe(2);
+    const node = await startServe(["--db", db]);
+    try {
+      const signIn = () => http(`${node.url}/api/v1/console/sign-in`, { method: "POST", headers: { "x-benchdata-console": "1" }, body: { token } });
+      const first = await signIn();
+      expect(first.status, first.text).toBe(200);
+      expect(String(first.headers["set-cookie"])).toMatch(/^__Host-bds_console=bds_sess_/);
+      expect((await signIn()).json.code).toBe("console.invalid_sign_in");
+      expect(node.logs.join("\n")).not.toContain(token);
+      const before = await http(`${node.url}/api/v1/console/keys`, { headers: { authorization: `Bearer ${acc.session_token}` } });
+      expect(before.status).toBe(200);
+      const end = cli(["accounts", "end-sessions", "--account", acc.account_id, "--db", db]);
+      expect(end.status, end.stderr).toBe(0);
+      expect(JSON.parse(end.stdout)).toEqual({ account_id: acc.account_id, revoked_sessions: 2 });
+      const after = await http(`${node.url}/api/v1/console/keys`, { headers: { authorization: `Bearer ${acc.session_token}` } });
+      expect(after.json.code).toBe("console.invalid_session");
+    } finally {
+      await node.stop();
+    }
+  }, 120_000);
+
   it("import: a good file is loaded with a summary; a bad row fails with its line number and changes nothing", () => {
     const good = join(dir, "good.csv");
     const rows = ["business_id,category,segment,period,metric,value"];

@@ -12,7 +12,7 @@ export { isId, newId } from "./ids/new-id.ts";
 export type { Environment, GeneratedKey, ParsedKey, SecretHasher } from "./keys/api-key.ts";
 export { generateApiKey, hashSecret, keyDisplayPrefix, KEY_PREFIX_LENGTH, parseApiKey, randomToken, TOKEN_ALPHABET, TOKEN_LENGTH } from "./keys/api-key.ts";
 export type { GeneratedSessionToken } from "./keys/session-token.ts";
-export { generateSessionToken, isSessionToken } from "./keys/session-token.ts";
+export { generateSessionToken, generateSignInToken, isSessionToken, isSignInToken, MAX_SESSION_DAYS, sessionLifetimeMs } from "./keys/session-token.ts";
 export { timingSafeEqual, timingSafeEqualBytes } from "./keys/constant-time.ts";
 
 export type { Endpoint, Scope, Tier } from "./scopes/scopes.ts";

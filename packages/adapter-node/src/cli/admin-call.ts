@@ -19,8 +19,8 @@ export async function adminCall<T>(options: { db: string; config: ServiceConfig 
     const res = await app.fetch(
       new Request(`http://cli.invalid${path}`, {
         method,
-        headers: { authorization: `Bearer ${bearer ?? adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify(body),
+        headers: body === undefined ? { authorization: `Bearer ${bearer ?? adminToken}` } : { authorization: `Bearer ${bearer ?? adminToken}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       }),
     );
     const json = (await res.json()) as { detail?: string; code?: string };

@@ -20,6 +20,8 @@ Commands:
   accounts create    create an account and print {account_id, tier, session_token}
   accounts update    change an account's tier or limits (the admin API's rules)
   accounts release-hold  let automatic charges start again for an account held this period
+  accounts sign-in-link   print a one-time link that signs a customer into the browser console
+  accounts end-sessions   end every console session of an account
   keys create        create an API key for an account and print it (the raw key is shown once)
   import FILE        load live observations from CSV or NDJSON, all or nothing
 
@@ -43,10 +45,16 @@ Creates or upgrades the schema. Safe to run while other instances start.`,
        benchdata accounts update --account ACC_ID [--tier T] [--per-minute N] [--per-day N]
                                  [--monthly-quota N] [--block-size N] [--block-price N] [--db URL] [--config FILE]
        benchdata accounts release-hold --account ACC_ID [--db URL] [--config FILE]
+       benchdata accounts sign-in-link --account ACC_ID [--base-url URL] [--db URL] [--config FILE]
+       benchdata accounts end-sessions --account ACC_ID [--db URL] [--config FILE]
 
-create prints {"account_id", "tier", "session_token"}; the session token is shown once.
-update prints the account; limits keep the admin API's bounds (a block size is at least 1).
-release-hold lifts the hold on automatic charges for the current billing period (docs/billing.md).`,
+create        prints {"account_id", "tier", "session_token"}; the session token is shown once.
+sign-in-link  prints {"sign_in_url", "expires_at", …}: a link to hand the customer. Opening it signs the
+              browser console in; it works once and expires after sessions.signInLinkMinutes (default 15).
+              --base-url is the server's public origin (default http://localhost:8787).
+end-sessions  ends every console session of the account at once and voids its unused sign-in links.
+update        prints the account; limits keep the admin API's bounds (a block size is at least 1).
+release-hold  lifts the hold on automatic charges for the current billing period (docs/billing.md).`,
   keys: `Usage: benchdata keys create --account ACC_ID --name NAME --environment live|test --scopes S1,S2 [--db URL] [--config FILE]
 
 Prints the key record with "raw_key" (shown once). Scopes must be permitted by the account's tier.`,
@@ -113,6 +121,7 @@ async function accountsCommand(argv: string[]): Promise<number> {
   if (sub === "--help" || sub === "-h" || sub === undefined) return help("accounts");
   if (sub === "update") return accountsUpdate(rest);
   if (sub === "release-hold") return accountsReleaseHold(rest);
+  if (sub === "sign-in-link" || sub === "end-sessions") return accountSessionsCommand(sub, rest);
   if (sub !== "create") throw new UsageError(`unknown accounts command "${sub}"`);
   const { values } = parse(rest, { name: { type: "string" }, tier: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
   if (values.help) return help("accounts");
@@ -155,6 +164,34 @@ async function accountsReleaseHold(argv: string[]): Promise<number> {
   return 0;
 }
 
+async function accountSessionsCommand(sub: "sign-in-link" | "end-sessions", argv: string[]): Promise<number> {
+  const { values } = parse(argv, { account: { type: "string" }, "base-url": { type: "string" }, db: { type: "string" }, config: { type: "string" } });
+  if (values.help) return help("accounts");
+  if (!values.account) throw new UsageError("--account is required");
+  if (sub === "end-sessions" && values["base-url"] !== undefined) throw new UsageError("--base-url applies only to sign-in-link");
+  let base = "http://localhost:8787";
+  if (values["base-url"] !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(values["base-url"]);
+    } catch {
+      throw new UsageError(`--base-url ${JSON.stringify(values["base-url"])} is not a URL`);
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError("--base-url must be an http:// or https:// URL");
+    base = url.origin;
+  }
+  const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
+  const path = `/api/v1/admin/accounts/${encodeURIComponent(values.account)}/`;
+  const body = await adminCall({ db: dbUrl(values.db), config }, async (call) =>
+    sub === "end-sessions" ? call("DELETE", `${path}sessions`, undefined) : call("POST", `${path}sign-in-links`, undefined),
+  );
+  if (sub === "sign-in-link") {
+    const link = body as { account_id: string; sign_in_path: string; expires_at: string };
+    out({ account_id: link.account_id, sign_in_url: base + link.sign_in_path, sign_in_path: link.sign_in_path, expires_at: link.expires_at });
+  } else out(body);
+  return 0;
+}
+
 async function keysCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "--help" || sub === "-h" || sub === undefined) return help("keys");
@@ -176,7 +213,12 @@ async function keysCommand(argv: string[]): Promise<number> {
   const scopes = values.scopes!.split(",").map((s) => s.trim()).filter(Boolean);
   const body = await adminCall({ db: dbUrl(values.db), config }, async (call) => {
     const session = (await call("POST", `/api/v1/admin/accounts/${encodeURIComponent(values.account!)}/sessions`, {})) as { session_token: string };
-    return call("POST", "/api/v1/console/keys", { name: values.name, environment, scopes }, session.session_token);
+    try {
+      return await call("POST", "/api/v1/console/keys", { name: values.name, environment, scopes }, session.session_token);
+    } finally {
+      // The session existed only for this command: end it.
+      await call("POST", "/api/v1/console/sign-out", undefined, session.session_token);
+    }
   });
   out(body);
   return 0;

@@ -56,7 +56,12 @@ export const ConfigFileSchema = v.strictObject({
     }),
   ),
   keys: v.optional(v.strictObject({ maxPerAccount: v.optional(positive) })),
-  sessions: v.optional(v.strictObject({ ttlDays: v.optional(v.pipe(v.number(), v.minValue(0))) })),
+  sessions: v.optional(
+    v.strictObject({
+      ttlDays: v.optional(v.pipe(v.number(), v.minValue(1, "must be at least 1 (sessions always expire)"), v.maxValue(90, "must be at most 90 (the maximum session lifetime)"))),
+      signInLinkMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1, "must be at least 1"), v.maxValue(1440, "must be at most 1440 (one day)"))),
+    }),
+  ),
 });
 
 /** A config file's content, as parsed. */

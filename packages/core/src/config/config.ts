@@ -29,7 +29,8 @@ export interface ServiceConfig {
   };
   readonly data: { readonly minSampleSize: number; readonly syntheticSeed: string };
   readonly keys: { readonly maxPerAccount: number };
-  readonly sessions: { readonly ttlDays: number };
+  /** Console sessions last `ttlDays` (1-90); a one-time sign-in link `signInLinkMinutes`. */
+  readonly sessions: { readonly ttlDays: number; readonly signInLinkMinutes: number };
 }
 
 /** The contract's defaults. Enterprise limits are per account; these are its starting values. */
@@ -61,7 +62,7 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   },
   data: { minSampleSize: 30, syntheticSeed: "benchdata" },
   keys: { maxPerAccount: 50 },
-  sessions: { ttlDays: 30 },
+  sessions: { ttlDays: 30, signInLinkMinutes: 15 },
 };
 
 /** Deep-merges `over` onto `base` (arrays and scalars replace). */

@@ -92,14 +92,17 @@ describe("admin API", () => {
     expect((await k.admin("PATCH", "/accounts/acc_01J000000000000000000000ZZ", { tier: "growth" })).status).toBe(404);
   });
 
-  it("POST /accounts/{id}/sessions issues a new session; ttlDays 0 means no expiry", async () => {
+  it("POST /accounts/{id}/sessions issues a new session that expires after ttlDays; ttlDays 0 no longer means forever", async () => {
     const k = kit({ config: { sessions: { ttlDays: 0 } } });
     const { accountId } = await k.account();
     const r = await k.admin("POST", `/accounts/${accountId}/sessions`);
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ account_id: accountId, expires_at: null });
-    k.clock.advance(10 * 365 * 86_400_000);
+    // 0 (only reachable through defineConfig; a config file refuses it) falls back to the 90-day maximum.
+    expect(r.body).toMatchObject({ account_id: accountId, expires_at: new Date(k.clock.now() + 90 * 86_400_000).toISOString() });
+    k.clock.advance(90 * 86_400_000 - 1);
     expect((await k.console(r.body.session_token, "GET", "/keys")).status).toBe(200);
+    k.clock.advance(1);
+    expect((await k.console(r.body.session_token, "GET", "/keys")).body.code).toBe("console.invalid_session");
     expect((await k.admin("POST", "/accounts/acc_01J000000000000000000000ZZ/sessions")).status).toBe(404);
   });
 });

@@ -11,6 +11,8 @@ export interface Reply {
   readonly json?: string;
   /** The Content-Type of `json`'s text when it is not JSON (e.g. `application/xml` for an XBRL document). */
   readonly contentType?: string;
+  /** Extra response headers (e.g. the console's Set-Cookie). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** A 200 reply. */

@@ -71,6 +71,8 @@ describe("OpenAPI document", () => {
       "GET /api/v1/console/invoices", "POST /api/v1/console/billing/retry",
       "POST /api/v1/admin/accounts", "GET /api/v1/admin/accounts/{account_id}", "PATCH /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}/sessions",
       "POST /api/v1/admin/accounts/{account_id}/billing/release",
+      "DELETE /api/v1/admin/accounts/{account_id}/sessions", "POST /api/v1/admin/accounts/{account_id}/sign-in-links",
+      "POST /api/v1/console/sign-in", "POST /api/v1/console/sign-out", "GET /api/v1/console/account", "GET /api/v1/console/usage/daily",
       "GET /healthz", "GET /openapi.json",
     ];
     const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`));

@@ -148,7 +148,10 @@ export function createMemoryStorage(): Storage {
   const accounts = new Map<string, AccountRecord>();
   /** Each account's version (KeyLookup.version), bumped by updateAccount. */
   const accountVersions = new Map<string, number>();
-  const sessions = new Map<string, { accountId: string; expiresAt: number | null }>();
+  const sessions = new Map<string, { accountId: string; expiresAt: number }>();
+  const signInLinks = new Map<string, { accountId: string; expiresAt: number }>();
+  /** account id → UTC day → admitted requests of the days before the current one (the day counter's history). */
+  const pastDays = new Map<string, Map<number, number>>();
   const keys = new Map<string, ApiKeyRecord>();
   /** hash → key id and whether the hash was retired by a rotation. */
   const hashes = new Map<string, { keyId: string; retired: boolean }>();
@@ -330,8 +333,40 @@ export function createMemoryStorage(): Storage {
     },
     async findSession(tokenHash, now) {
       const s = sessions.get(tokenHash);
-      if (!s || (s.expiresAt !== null && s.expiresAt <= now)) return null;
+      if (!s || s.expiresAt <= now) return null;
       return s.accountId;
+    },
+    async sessionExpiry(tokenHash, now) {
+      const s = sessions.get(tokenHash);
+      return !s || s.expiresAt <= now ? null : s.expiresAt;
+    },
+    async deleteSession(tokenHash) {
+      return sessions.delete(tokenHash);
+    },
+    async deleteSessions(accountId) {
+      let n = 0;
+      for (const [hash, s] of sessions) if (s.accountId === accountId && sessions.delete(hash)) n++;
+      for (const [hash, l] of signInLinks) if (l.accountId === accountId) signInLinks.delete(hash);
+      return n;
+    },
+    async createSignInLink(link) {
+      signInLinks.set(link.tokenHash, { accountId: link.accountId, expiresAt: link.expiresAt });
+    },
+    async redeemSignInLink({ linkHash, now, session }) {
+      const link = signInLinks.get(linkHash);
+      if (!link) return null;
+      signInLinks.delete(linkHash);
+      if (link.expiresAt <= now) return null;
+      sessions.set(session.tokenHash, { accountId: link.accountId, expiresAt: session.expiresAt });
+      return link.accountId;
+    },
+    async dailyUsage(accountId, fromDay, now) {
+      const out: { day: number; count: number }[] = [];
+      for (const [day, count] of pastDays.get(accountId) ?? []) if (day >= fromDay) out.push({ day, count });
+      const d = days.get(accountId);
+      const today = utcDay(now);
+      if (d && d.day === today && d.count > 0 && today >= fromDay) out.push({ day: today, count: d.count });
+      return out.sort((a, b) => a.day - b.day);
     },
 
     async createKey({ key, hash, maxKeys, eventId }) {
@@ -401,6 +436,11 @@ export function createMemoryStorage(): Storage {
       if (log) admitStamp(log, minuteD.first, now);
       else windows.set(input.keyId, { stamps: [now], head: 0 });
       if (dayState) {
+        if (dayState.day !== dayD.day && dayState.count > 0) {
+          let past = pastDays.get(input.accountId);
+          if (!past) pastDays.set(input.accountId, (past = new Map()));
+          past.set(dayState.day, dayState.count);
+        }
         dayState.day = dayD.day;
         dayState.count = dayD.count;
       } else days.set(input.accountId, { day: dayD.day, count: dayD.count });

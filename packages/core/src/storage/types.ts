@@ -314,9 +314,25 @@ export interface Storage {
   getAccount(accountId: string): Promise<AccountRecord | null>;
   /** Changes the tier, limit overrides, IP ranges or billing refs of an account, and its version (see `KeyLookup.version`). */
   updateAccount(accountId: string, patch: { tier?: Tier; limits?: Partial<TierLimits>; allowedCidrs?: readonly string[]; billing?: AccountRecord["billing"] }): Promise<AccountRecord | null>;
-  createSession(session: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number | null }): Promise<void>;
+  /** Stores a console session under its token's hash; every session expires (`expiresAt`). */
+  createSession(session: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }): Promise<void>;
   /** The account of an unexpired session token hash, or null. */
   findSession(tokenHash: string, now: number): Promise<string | null>;
+  /** The expiry of an unexpired session token hash, or null. */
+  sessionExpiry(tokenHash: string, now: number): Promise<number | null>;
+  /** Ends one session (sign-out); whether it existed. */
+  deleteSession(tokenHash: string): Promise<boolean>;
+  /** Ends every session of an account and voids its unused sign-in links; how many sessions it ended. */
+  deleteSessions(accountId: string): Promise<number>;
+  /** Stores a one-time sign-in link under its token's hash. */
+  createSignInLink(link: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }): Promise<void>;
+  /**
+   * Redeems an unexpired, unused sign-in link for a new session, in one atomic step: the link is consumed
+   * and the session stored together, so a link redeemed twice at once yields one session. The account id, or null.
+   */
+  redeemSignInLink(input: { linkHash: string; now: number; session: { tokenHash: string; createdAt: number; expiresAt: number } }): Promise<string | null>;
+  /** Admitted requests per UTC day (days since the epoch) from `fromDay` through today, oldest first; days without requests are left out. */
+  dailyUsage(accountId: string, fromDay: number, now: number): Promise<{ day: number; count: number }[]>;
 
   // API keys. Each change writes its event (built by `event`) in the same transaction.
   /** Stores a new key under its hash unless the account already has `maxKeys` keys that are not revoked; writes `key.created`. */

@@ -150,11 +150,84 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         const a = account();
         await s.createAccount(a);
         await s.createSession({ tokenHash: "h-live", accountId: a.id, createdAt: T0, expiresAt: T0 + 1000 });
-        await s.createSession({ tokenHash: "h-forever", accountId: a.id, createdAt: T0, expiresAt: null });
         expect(await s.findSession("h-live", T0 + 999)).toBe(a.id);
+        expect(await s.sessionExpiry("h-live", T0 + 999)).toBe(T0 + 1000);
         expect(await s.findSession("h-live", T0 + 1000)).toBeNull();
-        expect(await s.findSession("h-forever", T0 + 1e12)).toBe(a.id);
+        expect(await s.sessionExpiry("h-live", T0 + 1000)).toBeNull();
         expect(await s.findSession("h-unknown", T0)).toBeNull();
+      });
+
+      it("sign-out: deleteSession ends that session only, at once", async () => {
+        const a = account();
+        await s.createAccount(a);
+        await s.createSession({ tokenHash: "h-out-1", accountId: a.id, createdAt: T0, expiresAt: T0 + 1e9 });
+        await s.createSession({ tokenHash: "h-out-2", accountId: a.id, createdAt: T0, expiresAt: T0 + 1e9 });
+        expect(await s.deleteSession("h-out-1")).toBe(true);
+        expect(await s.findSession("h-out-1", T0)).toBeNull();
+        expect(await s.findSession("h-out-2", T0)).toBe(a.id);
+        expect(await s.deleteSession("h-out-1")).toBe(false);
+      });
+
+      it("deleteSessions ends every session and voids the sign-in links of one account, not another's", async () => {
+        const a = account();
+        const b = account();
+        await s.createAccount(a);
+        await s.createAccount(b);
+        await s.createSession({ tokenHash: "h-all-a1", accountId: a.id, createdAt: T0, expiresAt: T0 + 1e9 });
+        await s.createSession({ tokenHash: "h-all-a2", accountId: a.id, createdAt: T0, expiresAt: T0 + 1e9 });
+        await s.createSession({ tokenHash: "h-all-b", accountId: b.id, createdAt: T0, expiresAt: T0 + 1e9 });
+        await s.createSignInLink({ tokenHash: "l-all-a", accountId: a.id, createdAt: T0, expiresAt: T0 + 1e6 });
+        expect(await s.deleteSessions(a.id)).toBe(2);
+        expect(await s.findSession("h-all-a1", T0)).toBeNull();
+        expect(await s.findSession("h-all-a2", T0)).toBeNull();
+        expect(await s.findSession("h-all-b", T0)).toBe(b.id);
+        expect(await s.redeemSignInLink({ linkHash: "l-all-a", now: T0, session: { tokenHash: "h-all-new", createdAt: T0, expiresAt: T0 + 1e9 } })).toBeNull();
+        expect(await s.findSession("h-all-new", T0)).toBeNull();
+      });
+
+      it("a sign-in link redeems once (also when redeemed twice at once) and never after it expires", async () => {
+        const a = account();
+        await s.createAccount(a);
+        await s.createSignInLink({ tokenHash: "l-once", accountId: a.id, createdAt: T0, expiresAt: T0 + 60_000 });
+        const redeem = (n: number) => s.redeemSignInLink({ linkHash: "l-once", now: T0 + 1, session: { tokenHash: `h-once-${n}`, createdAt: T0 + 1, expiresAt: T0 + 1e9 } });
+        const results = await Promise.all([redeem(1), redeem(2), redeem(3)]);
+        expect(results.filter((r) => r === a.id)).toHaveLength(1);
+        expect(results.filter((r) => r === null)).toHaveLength(2);
+        const winner = results.indexOf(a.id) + 1;
+        expect(await s.findSession(`h-once-${winner}`, T0 + 2)).toBe(a.id);
+        for (const n of [1, 2, 3]) if (n !== winner) expect(await s.findSession(`h-once-${n}`, T0 + 2)).toBeNull();
+
+        await s.createSignInLink({ tokenHash: "l-late", accountId: a.id, createdAt: T0, expiresAt: T0 + 60_000 });
+        expect(await s.redeemSignInLink({ linkHash: "l-late", now: T0 + 60_000, session: { tokenHash: "h-late", createdAt: T0, expiresAt: T0 + 1e9 } })).toBeNull();
+        expect(await s.findSession("h-late", T0 + 60_001)).toBeNull();
+        expect(await s.redeemSignInLink({ linkHash: "l-unknown", now: T0, session: { tokenHash: "h-unk", createdAt: T0, expiresAt: T0 + 1e9 } })).toBeNull();
+      });
+
+      it("dailyUsage keeps each past day's admitted requests when the day counter rolls over", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const k = key(a.id, { environment: "test" });
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const DAY = 86_400_000;
+        const day0 = Math.floor(T0 / DAY);
+        for (const t of [T0, T0 + 1, T0 + 2]) expect((await s.admit(admitInput(a.id, k.id, t))).kind).toBe("allowed");
+        for (const t of [T0 + DAY, T0 + DAY + 1]) expect((await s.admit(admitInput(a.id, k.id, t))).kind).toBe("allowed");
+        // Day 2 has no requests; day 3 has one.
+        expect((await s.admit(admitInput(a.id, k.id, T0 + 3 * DAY))).kind).toBe("allowed");
+        expect(await s.dailyUsage(a.id, day0 - 5, T0 + 3 * DAY)).toEqual([
+          { day: day0, count: 3 },
+          { day: day0 + 1, count: 2 },
+          { day: day0 + 3, count: 1 },
+        ]);
+        expect(await s.dailyUsage(a.id, day0 + 1, T0 + 3 * DAY)).toEqual([
+          { day: day0 + 1, count: 2 },
+          { day: day0 + 3, count: 1 },
+        ]);
+        // Seen from a later day, today (day 4) has no count yet and day 3 is history only once the counter rolls.
+        expect(await s.dailyUsage(a.id, day0, T0 + 4 * DAY)).toEqual([
+          { day: day0, count: 3 },
+          { day: day0 + 1, count: 2 },
+        ]);
       });
     });
 

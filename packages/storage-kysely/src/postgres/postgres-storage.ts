@@ -479,8 +479,46 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                 ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`.execute(db);
     },
     async findSession(tokenHash, now) {
-      const r = await one(db, sql`SELECT account_id FROM sessions WHERE token_hash = ${tokenHash} AND (expires_at IS NULL OR expires_at > ${now}::bigint)`);
+      const r = await one(db, sql`SELECT account_id FROM sessions WHERE token_hash = ${tokenHash} AND expires_at > ${now}::bigint`);
       return r ? String(r.account_id) : null;
+    },
+    async sessionExpiry(tokenHash, now) {
+      const r = await one(db, sql`SELECT expires_at FROM sessions WHERE token_hash = ${tokenHash} AND expires_at > ${now}::bigint`);
+      return r ? Number(r.expires_at) : null;
+    },
+    async deleteSession(tokenHash) {
+      const r = await sql`DELETE FROM sessions WHERE token_hash = ${tokenHash}`.execute(db);
+      return Number(r.numAffectedRows ?? 0) > 0;
+    },
+    async deleteSessions(accountId) {
+      return tx(async (trx) => {
+        await sql`DELETE FROM sign_in_links WHERE account_id = ${accountId}`.execute(trx);
+        const r = await sql`DELETE FROM sessions WHERE account_id = ${accountId}`.execute(trx);
+        return Number(r.numAffectedRows ?? 0);
+      });
+    },
+    async createSignInLink(link) {
+      await sql`INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at)
+                VALUES (${link.tokenHash}, ${link.accountId}, ${link.createdAt}::bigint, ${link.expiresAt}::bigint)`.execute(db);
+    },
+    async redeemSignInLink({ linkHash, now, session }) {
+      // One statement: the DELETE consumes the link (a concurrent redemption finds it gone), the INSERT uses what it returned.
+      const r = await one(
+        db,
+        sql`WITH link AS (DELETE FROM sign_in_links WHERE token_hash = ${linkHash} RETURNING account_id, expires_at)
+            INSERT INTO sessions (token_hash, account_id, created_at, expires_at)
+            SELECT ${session.tokenHash}, account_id, ${session.createdAt}::bigint, ${session.expiresAt}::bigint FROM link WHERE expires_at > ${now}::bigint
+            RETURNING account_id`,
+      );
+      return r ? String(r.account_id) : null;
+    },
+    async dailyUsage(accountId, fromDay, now) {
+      const today = Math.floor(now / 86_400_000);
+      const r = await sql<{ day: number; count: number }>`
+        SELECT day, count FROM usage_days WHERE account_id = ${accountId} AND day >= ${fromDay}::integer
+        UNION ALL SELECT day, count FROM day_counters WHERE account_id = ${accountId} AND day = ${today}::integer AND day >= ${fromDay}::integer AND count > 0
+        ORDER BY day`.execute(db);
+      return r.rows.map((x) => ({ day: Number(x.day), count: Number(x.count) }));
     },
 
     async createKey({ key, hash, maxKeys, eventId }) {

@@ -425,6 +425,20 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
 
   const emitEventTx = immediate((event: EventDraft, now: number) => insertEvent(event, now));
 
+  const endSessionsTx = immediate((accountId: string): number => {
+    q("DELETE FROM sign_in_links WHERE account_id = ?").run(accountId);
+    return q("DELETE FROM sessions WHERE account_id = ?").run(accountId).changes;
+  });
+
+  // DELETE … RETURNING consumes the link once: a second redemption finds nothing.
+  const redeemLinkTx = immediate((input: { linkHash: string; now: number; session: { tokenHash: string; createdAt: number; expiresAt: number } }): string | null => {
+    const r = q("DELETE FROM sign_in_links WHERE token_hash = ? RETURNING account_id, expires_at").get(input.linkHash) as Row | undefined;
+    if (!r || Number(r.expires_at) <= input.now) return null;
+    const accountId = String(r.account_id);
+    q("INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)").run(input.session.tokenHash, accountId, input.session.createdAt, input.session.expiresAt);
+    return accountId;
+  });
+
   const claimDeliveriesTx = immediate((now: number, leaseMs: number, limit: number, perWebhook: number): ClaimedDelivery[] => {
     const inflight = new Map<string, number>();
     for (const r of q("SELECT webhook_id, count(*) AS n FROM deliveries WHERE status = 'pending' AND lease_token IS NOT NULL AND lease_until > ? GROUP BY webhook_id").all(now) as Row[]) {
@@ -660,8 +674,31 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
          ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`).run(s.tokenHash, s.accountId, s.createdAt, s.expiresAt);
     },
     async findSession(tokenHash, now) {
-      const r = q("SELECT account_id FROM sessions WHERE token_hash = ? AND (expires_at IS NULL OR expires_at > ?)").get(tokenHash, now) as Row | undefined;
+      const r = q("SELECT account_id FROM sessions WHERE token_hash = ? AND expires_at > ?").get(tokenHash, now) as Row | undefined;
       return r ? String(r.account_id) : null;
+    },
+    async sessionExpiry(tokenHash, now) {
+      const r = q("SELECT expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?").get(tokenHash, now) as Row | undefined;
+      return r ? Number(r.expires_at) : null;
+    },
+    async deleteSession(tokenHash) {
+      return q("DELETE FROM sessions WHERE token_hash = ?").run(tokenHash).changes > 0;
+    },
+    async deleteSessions(accountId) {
+      return endSessionsTx(accountId);
+    },
+    async createSignInLink(link) {
+      q("INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)").run(link.tokenHash, link.accountId, link.createdAt, link.expiresAt);
+    },
+    async redeemSignInLink(input) {
+      return redeemLinkTx(input);
+    },
+    async dailyUsage(accountId, fromDay, now) {
+      const rows = q(
+        `SELECT day, count FROM usage_days WHERE account_id = ? AND day >= ?
+         UNION ALL SELECT day, count FROM day_counters WHERE account_id = ? AND day = ? AND day >= ? AND count > 0 ORDER BY day`,
+      ).all(accountId, fromDay, accountId, utcDay(now), fromDay) as { day: number; count: number }[];
+      return rows.map((r) => ({ day: Number(r.day), count: Number(r.count) }));
     },
 
     async createKey({ key, hash, maxKeys, eventId }) {

@@ -10,7 +10,7 @@ import { LIMIT_BOUNDS } from "../../config/limit-bounds.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { newId } from "../../ids/new-id.ts";
 import { timingSafeEqual } from "../../keys/constant-time.ts";
-import { generateSessionToken } from "../../keys/session-token.ts";
+import { generateSessionToken, generateSignInToken, MAX_SESSION_DAYS, sessionLifetimeMs } from "../../keys/session-token.ts";
 import { parseCidr } from "../../net/cidr.ts";
 import { TIERS } from "../../scopes/scopes.ts";
 import type { AccountRecord, TierLimits } from "../../storage/types.ts";
@@ -65,12 +65,16 @@ function accountView(app: AppContext, a: AccountRecord): v.InferOutput<typeof Ac
   };
 }
 
-async function issueSession(app: AppContext, accountId: string, now: number): Promise<{ token: string; expiresAt: number | null }> {
+async function issueSession(app: AppContext, accountId: string, now: number): Promise<{ token: string; expiresAt: number }> {
   const session = generateSessionToken(app.random);
-  const ttl = app.config.sessions.ttlDays;
-  const expiresAt = ttl > 0 ? now + ttl * 86_400_000 : null;
+  const expiresAt = now + sessionLifetimeMs(app.config.sessions.ttlDays);
   await app.storage.createSession({ tokenHash: session.hash, accountId, createdAt: now, expiresAt });
   return { token: session.raw, expiresAt };
+}
+
+/** Where a one-time sign-in token goes: in the fragment, so it never reaches a server log or a Referer header. */
+export function signInPath(token: string): string {
+  return `/console/#sign-in=${token}`;
 }
 
 function accountNotFound(id: string): ServiceError {
@@ -114,11 +118,11 @@ const UpdateAccountBody = v.strictObject({
 });
 
 interface AdminOp<B extends v.GenericSchema | undefined> {
-  readonly method: "GET" | "POST" | "PATCH";
+  readonly method: "GET" | "POST" | "PATCH" | "DELETE";
   readonly path: string;
   readonly doc: Omit<RouteDoc, "tag" | "security" | "body" | "errors"> & { readonly errors: readonly number[] };
   readonly body?: B;
-  handle(app: AppContext, params: Readonly<Record<string, string>>, body: B extends v.GenericSchema ? v.InferOutput<B> : undefined, now: number): Promise<Reply>;
+  handle(app: AppContext, params: Readonly<Record<string, string>>, body: B extends v.GenericSchema ? v.InferOutput<B> : undefined, now: number, request: Request): Promise<Reply>;
 }
 
 function op<B extends v.GenericSchema | undefined = undefined>(o: AdminOp<B>): AdminOp<B> {
@@ -138,7 +142,7 @@ const createAccount = op({
     success: {
       status: 201,
       description: "The account id, its tier and a console session token (shown only here).",
-      schema: v.object({ account_id: v.string(), name: v.string(), tier: v.picklist(TIERS), created_at: Timestamp, session_token: v.string(), session_expires_at: v.nullable(Timestamp) }),
+      schema: v.object({ account_id: v.string(), name: v.string(), tier: v.picklist(TIERS), created_at: Timestamp, session_token: v.string(), session_expires_at: Timestamp }),
     },
     errors: [],
   },
@@ -148,7 +152,7 @@ const createAccount = op({
     const s = await issueSession(app, account.id, now);
     return {
       status: 201,
-      body: { account_id: account.id, name: account.name, tier: account.tier, created_at: isoTime(now), session_token: s.token, session_expires_at: s.expiresAt === null ? null : isoTime(s.expiresAt) },
+      body: { account_id: account.id, name: account.name, tier: account.tier, created_at: isoTime(now), session_token: s.token, session_expires_at: isoTime(s.expiresAt) },
     };
   },
 });
@@ -225,16 +229,61 @@ const createSession = op({
   doc: {
     operationId: "adminCreateSession",
     summary: "Issue a console session token",
-    description: "A new session token for the account; it expires after `sessions.ttlDays` days (0: never). No body.",
+    description: `A new session token for the account; it expires after \`sessions.ttlDays\` days (default 30, at most ${MAX_SESSION_DAYS}). No body.`,
     pathParams: ACCOUNT_ID,
-    success: { status: 201, description: "The session token (shown only here).", schema: v.object({ account_id: v.string(), session_token: v.string(), expires_at: v.nullable(Timestamp) }) },
+    success: { status: 201, description: "The session token (shown only here).", schema: v.object({ account_id: v.string(), session_token: v.string(), expires_at: Timestamp }) },
     errors: [404],
   },
   async handle(app, params, _body, now) {
     const id = params.account_id as string;
     if ((await app.storage.getAccount(id)) === null) throw accountNotFound(id);
     const s = await issueSession(app, id, now);
-    return { status: 201, body: { account_id: id, session_token: s.token, expires_at: s.expiresAt === null ? null : isoTime(s.expiresAt) } };
+    return { status: 201, body: { account_id: id, session_token: s.token, expires_at: isoTime(s.expiresAt) } };
+  },
+});
+
+const revokeSessions = op({
+  method: "DELETE",
+  path: "/accounts/{account_id}/sessions",
+  doc: {
+    operationId: "adminRevokeSessions",
+    summary: "End all of an account's console sessions",
+    description: "Every session token of the account stops working at once, on every instance, and its unused sign-in links are voided. Keys are not touched. No body.",
+    pathParams: ACCOUNT_ID,
+    success: { status: 200, description: "How many sessions were ended.", schema: v.object({ account_id: v.string(), revoked_sessions: v.pipe(v.number(), v.integer()) }) },
+    errors: [404],
+  },
+  async handle(app, params) {
+    const id = params.account_id as string;
+    if ((await app.storage.getAccount(id)) === null) throw accountNotFound(id);
+    return ok({ account_id: id, revoked_sessions: await app.storage.deleteSessions(id) });
+  },
+});
+
+const createSignInLink = op({
+  method: "POST",
+  path: "/accounts/{account_id}/sign-in-links",
+  doc: {
+    operationId: "adminCreateSignInLink",
+    summary: "Create a one-time console sign-in link",
+    description:
+      "A link to hand the customer: opening it signs the browser console in with a new session. It works once and expires after `sessions.signInLinkMinutes` (default 15). Only its hash is stored. `sign_in_url` uses the request's origin; behind a proxy, join your public origin and `sign_in_path`. No body.",
+    pathParams: ACCOUNT_ID,
+    success: {
+      status: 201,
+      description: "The link (shown only here).",
+      schema: v.object({ account_id: v.string(), sign_in_url: v.string(), sign_in_path: v.string(), expires_at: Timestamp }),
+    },
+    errors: [404],
+  },
+  async handle(app, params, _body, now, request) {
+    const id = params.account_id as string;
+    if ((await app.storage.getAccount(id)) === null) throw accountNotFound(id);
+    const link = generateSignInToken(app.random);
+    const expiresAt = now + app.config.sessions.signInLinkMinutes * 60_000;
+    await app.storage.createSignInLink({ tokenHash: link.hash, accountId: id, createdAt: now, expiresAt });
+    const path = signInPath(link.raw);
+    return { status: 201, body: { account_id: id, sign_in_url: new URL(request.url).origin + path, sign_in_path: path, expires_at: isoTime(expiresAt) } };
   },
 });
 
@@ -262,7 +311,7 @@ const releaseHold = op({
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const OPS: readonly AdminOp<any>[] = [createAccount, getAccount, patchAccount, postAccount, createSession, releaseHold];
+const OPS: readonly AdminOp<any>[] = [createAccount, getAccount, patchAccount, postAccount, createSession, revokeSessions, createSignInLink, releaseHold];
 
 /** The admin routes (for the router when an admin token is configured, and for the OpenAPI document always). */
 export function adminRoutes(app: AppContext): Route[] {
@@ -274,7 +323,7 @@ export function adminRoutes(app: AppContext): Route[] {
         const given = bearerToken(request.headers.get("authorization"));
         if (token === null || given === null || !timingSafeEqual(given, token)) throw INVALID_TOKEN;
         const body = o.body ? await readBody(request, o.body) : undefined;
-        return replyResponse(await o.handle(app, params, body, app.clock.now()), { "cache-control": "no-store" });
+        return replyResponse(await o.handle(app, params, body, app.clock.now(), request), { "cache-control": "no-store" });
       } catch (error) {
         return errorResponse(asServiceError(error, app.logger, label), { "cache-control": "no-store" });
       }

@@ -4,6 +4,7 @@ import { ServiceError } from "../../errors/service-error.ts";
 import type { SecretHasher } from "../../keys/api-key.ts";
 import { hashSecret } from "../../keys/api-key.ts";
 import { isSessionToken } from "../../keys/session-token.ts";
+import { isServiceError } from "../../errors/service-error.ts";
 import type { AccountRecord, Storage } from "../../storage/types.ts";
 import type { Clock } from "../../clock/clock.ts";
 import type { AppContext, ConsoleAuth } from "../app-options.ts";
@@ -13,13 +14,14 @@ import { parseQuery } from "../query.ts";
 import { readBody } from "../read-json-body.ts";
 import type { Reply } from "../reply.ts";
 import { asServiceError, errorResponse, replyResponse } from "../reply.ts";
-import { bearerToken } from "../request-url.ts";
+import { checkCsrf, presentedSession } from "./console-session.ts";
 import type { Route, RouteDoc } from "../route.ts";
 
 /** The console's base path. */
 export const CONSOLE_BASE = "/api/v1/console";
 
-const INVALID_SESSION = new ServiceError(401, "console.invalid_session", "Missing, unknown or expired console session: send `Authorization: Bearer <session token>`.");
+/** 401 `console.invalid_session`: no session, or one that is unknown, ended or expired. */
+export const INVALID_SESSION = new ServiceError(401, "console.invalid_session", "Missing, unknown or expired console session: send `Authorization: Bearer <session token>`, or sign in again.");
 
 /** What a console handler receives once the session is known. */
 export interface ConsoleCall<B, Q> {
@@ -41,6 +43,8 @@ export interface ConsoleRoute<B extends v.GenericSchema | undefined = undefined,
   readonly summary: string;
   readonly description?: string;
   readonly pathParams?: Readonly<Record<string, string>>;
+  /** `none` for the one route that starts a session (sign-in); every other route needs one. */
+  readonly auth?: "session" | "none";
   readonly body?: B;
   readonly query?: Q;
   readonly success: RouteDoc["success"];
@@ -58,12 +62,16 @@ export function defineConsoleRoute<B extends v.GenericSchema | undefined = undef
   return route;
 }
 
-/** The built-in console authentication: `Authorization: Bearer bds_sess_…`, looked up by its hash. */
+/**
+ * The built-in console authentication: `Authorization: Bearer bds_sess_…` or the console's session cookie,
+ * looked up by its hash. A state-changing request that relies on the cookie is checked against CSRF.
+ */
 export function sessionTokenAuth(storage: Storage, clock: Clock, hash: SecretHasher = hashSecret): ConsoleAuth {
   return (request) => {
-    const token = bearerToken(request.headers.get("authorization"));
-    if (token === null || !isSessionToken(token)) return null;
-    return storage.findSession(hash(token), clock.now());
+    const presented = presentedSession(request);
+    if (presented === null || !isSessionToken(presented.token)) return null;
+    if (presented.via === "cookie") checkCsrf(request);
+    return storage.findSession(hash(presented.token), clock.now());
   };
 }
 
@@ -81,22 +89,24 @@ export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
   const label = `${route.method} ${CONSOLE_BASE}${route.path}`;
   const run = async (request: Request, params: Readonly<Record<string, string>>, search: string): Promise<Response> => {
     try {
-      let accountId: string | null;
-      try {
-        accountId = await app.consoleAuth(request);
-      } catch (error) {
-        throw unavailable(app.logger, "consoleAuth", error);
+      let accountId: string | null = "";
+      if (route.auth !== "none") {
+        try {
+          accountId = await app.consoleAuth(request);
+        } catch (error) {
+          throw isServiceError(error) ? error : unavailable(app.logger, "consoleAuth", error);
+        }
+        if (accountId === null || accountId === "") throw INVALID_SESSION;
       }
-      if (accountId === null || accountId === "") throw INVALID_SESSION;
       const query = route.query ? parseQuery(route.query, search) : undefined;
       const body = route.body ? await readBody(request, route.body) : undefined;
       const reply = await route.handle({ accountId, params, body, query, request, now: app.clock.now(), app });
-      return replyResponse(reply, { "cache-control": NO_STORE });
+      return replyResponse(reply, { ...reply.headers, "cache-control": NO_STORE });
     } catch (error) {
       return errorResponse(asServiceError(error, app.logger, label), { "cache-control": NO_STORE });
     }
   };
-  const errors = [401, ...route.errors, 503];
+  const errors = route.auth === "none" ? [...route.errors, 503] : [401, 403, ...route.errors, 503];
   if (route.body) errors.push(400, 413, 415, 422);
   if (route.query) errors.push(422);
   return {
@@ -108,7 +118,7 @@ export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
       summary: route.summary,
       ...(route.description !== undefined ? { description: route.description } : {}),
       tag: "Console",
-      security: "session",
+      security: route.auth === "none" ? "none" : "session",
       ...(route.query ? { query: route.query } : {}),
       ...(route.pathParams ? { pathParams: route.pathParams } : {}),
       ...(route.body ? { body: route.body } : {}),

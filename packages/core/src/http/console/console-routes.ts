@@ -2,17 +2,22 @@
 import { listInvoices, retryBilling } from "./billing.ts";
 import type { AnyConsoleRoute } from "./console-route.ts";
 import { createKey, getKey, listKeys, revokeKey, rotateKey } from "./keys.ts";
-import { usageSummary } from "./usage.ts";
+import { getAccount, signIn, signOut } from "./session.ts";
+import { usageDaily, usageSummary } from "./usage.ts";
 import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks, retryDelivery, testWebhooks } from "./webhooks.ts";
 
 /** The console routes under `/api/v1/console`. */
 export const CONSOLE_ROUTES: readonly AnyConsoleRoute[] = [
+  signIn,
+  signOut,
+  getAccount,
   createKey,
   listKeys,
   getKey,
   rotateKey,
   revokeKey,
   usageSummary,
+  usageDaily,
   createWebhook,
   listWebhooks,
   testWebhooks,

@@ -2,6 +2,7 @@
 import * as v from "valibot";
 import { isoTime } from "../../clock/clock.ts";
 import { effectiveLimits } from "../../config/config.ts";
+import { integerParam } from "../data/query-params.ts";
 import { ok } from "../reply.ts";
 import { accountOf, defineConsoleRoute } from "./console-route.ts";
 
@@ -47,5 +48,31 @@ export const usageSummary = defineConsoleRoute({
       period_end: isoTime(u.periodEnd),
       quota_exhausted: u.exhausted,
     });
+  },
+});
+
+const DailyQuery = v.object({ days: v.optional(integerParam(1, 90, "How many days, ending today (UTC)."), "30") });
+
+/** GET /usage/daily. */
+export const usageDaily = defineConsoleRoute({
+  method: "GET",
+  path: "/usage/daily",
+  operationId: "getUsageDaily",
+  summary: "Daily usage",
+  description: "The account's admitted requests (all keys) per UTC day for the last `days` days (default 30, at most 90), oldest first, today last; a day without requests counts 0. History starts when the server first kept it.",
+  query: DailyQuery,
+  success: {
+    status: 200,
+    description: "One entry per day.",
+    schema: v.object({ data: v.array(v.object({ date: v.pipe(v.string(), v.isoDate()), calls: Count })) }),
+  },
+  errors: [],
+  async handle({ app, accountId, now, query }) {
+    const today = Math.floor(now / 86_400_000);
+    const from = today - query.days + 1;
+    const counts = new Map((await app.storage.dailyUsage(accountId, from, now)).map((d) => [d.day, d.count]));
+    const data: { date: string; calls: number }[] = [];
+    for (let day = from; day <= today; day++) data.push({ date: new Date(day * 86_400_000).toISOString().slice(0, 10), calls: counts.get(day) ?? 0 });
+    return ok({ data });
   },
 });
