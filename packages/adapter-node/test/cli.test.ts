@@ -24,7 +24,7 @@ describe("benchdata CLI", () => {
       expect(r.status, c.join(" ")).toBe(0);
       expect(r.stdout).toMatch(/^Usage: benchdata /);
     }
-  });
+  }, 120_000);
 
   it("an unknown command or flag is a usage error (exit 2) that says what was wrong", () => {
     const a = cli(["frobnicate"]);
