@@ -26,6 +26,8 @@ export interface HttpTarget {
    * reported apart from the server's own CPU.
    */
   sideCpuMs?: () => number | null;
+  /** A command the runtime runs under, e.g. `["valgrind", "--tool=callgrind"]` (Node targets only). */
+  wrapper?: string[];
 }
 
 /** What a target is asked: one request, or `requests` that every connection cycles through (e.g. one per API key). */
@@ -65,12 +67,15 @@ function command(target: HttpTarget): [string, string[]] {
   const script = resolve(repoRoot, target.script);
   if (target.runtime === "bun") return [join(repoRoot, "node_modules/.bin/bun"), [script]];
   // `--import tsx` runs TypeScript in this one process (the tsx CLI would add a parent process).
-  return [process.execPath, ["--import", "tsx", script]];
+  const args = ["--import", "tsx", script];
+  if (target.wrapper !== undefined && target.wrapper.length > 0) return [target.wrapper[0] as string, [...target.wrapper.slice(1), process.execPath, ...args]];
+  return [process.execPath, args];
 }
 
 /** Spawn a target's server and resolve once it prints `listening <port>` (rejects after 30 s). */
 export function startTarget(target: HttpTarget): Promise<RunningTarget> {
   const [file, args] = command(target);
+  const timeoutMs = target.wrapper === undefined ? 30_000 : 300_000;
   const child: ChildProcess = spawn(file, args, {
     cwd: repoRoot,
     env: { ...process.env, NODE_ENV: "production", ...target.env },
@@ -88,8 +93,8 @@ export function startTarget(target: HttpTarget): Promise<RunningTarget> {
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => {
       void stop();
-      reject(new Error(`${target.name}: no "listening <port>" within 30 s\n${output}`));
-    }, 30_000);
+      reject(new Error(`${target.name}: no "listening <port>" within ${timeoutMs / 1000} s\n${output}`));
+    }, timeoutMs);
     const onData = (chunk: Buffer): void => {
       output += chunk.toString("utf8");
       const match = /^listening (\d+)$/m.exec(output);

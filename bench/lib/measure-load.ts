@@ -31,6 +31,8 @@ export interface LoadOptions {
   url: string;
   /** Seconds of measured load. */
   seconds: number;
+  /** A fixed number of requests instead of `seconds` (e.g. to count instructions per request). */
+  amount?: number;
   connections: number;
   method?: string;
   headers?: Record<string, string>;
@@ -63,7 +65,7 @@ export async function measureLoad(options: LoadOptions): Promise<LoadResult> {
     body: options.body,
     ...(options.requests !== undefined && options.requests.length > 0 ? { requests: options.requests } : {}),
   };
-  const result = await autocannon({ ...base, duration: options.seconds });
+  const result = await autocannon(options.amount !== undefined ? { ...base, amount: options.amount, timeout: 60 } : { ...base, duration: options.seconds });
   return {
     requestsPerSecond: result.requests.average,
     p50: result.latency.p50,
