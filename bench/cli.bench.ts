@@ -451,7 +451,7 @@ async function profile(set: Settings, tmp: string, generator: LoadProcess): Prom
 // ---- instructions mode --------------------------------------------------------------------------------
 
 /** Instructions a process executed while `work` ran (callgrind, instrumentation switched on only for it). */
-async function instructionsDuring(pid: number, dir: string, work: () => Promise<void>): Promise<number> {
+async function instructionsDuring(pid: number, dir: string, work: () => Promise<void>, keepAs?: string): Promise<number> {
   const control = (...args: string[]): void => {
     const r = spawnSync("callgrind_control", [...args, String(pid)], { encoding: "utf8" });
     if (r.status !== 0) throw new Error(`callgrind_control ${args.join(" ")} failed: ${r.stderr}`);
@@ -465,6 +465,7 @@ async function instructionsDuring(pid: number, dir: string, work: () => Promise<
   const last = dumps.at(-1);
   if (last === undefined) throw new Error("no callgrind dump");
   const totals = /^totals:\s*(\d+)/m.exec(readFileSync(join(dir, last), "utf8"));
+  if (keepAs !== undefined) writeFileSync(keepAs, readFileSync(join(dir, last)));
   rmSync(join(dir, last));
   if (totals === null) throw new Error(`no totals in ${last}`);
   return Number(totals[1]);
@@ -489,9 +490,11 @@ async function instructions(set: Settings, tmp: string, generator: LoadProcess):
     await generator.run({ ...base, amount });
     log(`${clock()} ${name}: counting ${amount} requests`);
     let result: { non2xx: number; errors: number } = { non2xx: 0, errors: 0 };
+    mkdirSync(join(repoRoot, "bench/results"), { recursive: true });
+    const keep = join(repoRoot, `bench/results/callgrind-${name.replace(/[^a-z0-9]+/gi, "-")}.out`);
     const ir = await instructionsDuring(pid, dir, async () => {
       result = await generator.run({ ...base, amount });
-    });
+    }, keep);
     if (result.non2xx + result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
     const per = ir / amount;
     log(`${clock()} ${name}: ${Math.round(per).toLocaleString("en")} instructions per request`);
@@ -520,6 +523,8 @@ async function instructions(set: Settings, tmp: string, generator: LoadProcess):
     "|---|---:|---:|",
     `| node:http floor | ${Math.round(floor).toLocaleString("en")} | 1.00 |`,
     `| benchdata serve --db memory:, ${shape} | ${Math.round(served).toLocaleString("en")} | ${(floor / served).toFixed(3)} |`,
+    "",
+    "The dumps are kept in bench/results/callgrind-*.out (`callgrind_annotate` reads them).",
   );
   const text = lines.join("\n");
   console.log(`\n${text}`);
