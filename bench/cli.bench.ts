@@ -438,7 +438,8 @@ async function profile(set: Settings, tmp: string, generator: LoadProcess): Prom
   const breakdown = requestBreakdown(parsed, { from, to, requests: r.total, cpuMicrosPerRequest: cpuPerRequest });
   const text =
     `# Where a request's CPU goes: benchdata serve --db memory:, ${shape} shape (${new Date().toISOString()}, load ${load()})\n\n` +
-    `${Math.round(r.requestsPerSecond)} req/s under the profiler (250 µs sampling), ${fmt(cpuPerRequest, 1)} µs server CPU per request (from /proc). ` +
+    `${Math.round(r.requestsPerSecond)} req/s under the profiler (250 µs sampling), ${fmt(cpuPerRequest, 1)} µs server CPU per request (from /proc), ` +
+    `${r.non2xx + r.errors} of ${r.total.toLocaleString("en")} answers not 2xx. ` +
     `Samples taken during the measured ${seconds} s only.\n\n` +
     breakdown;
   console.log(text);
