@@ -37,7 +37,7 @@ import { createTestDatabase, pgReachable } from "../packages/storage-kysely/src/
 
 const PATH = "/data/v1/benchmarks/percentile?category=saas&metric=gross_margin&value=0.5";
 const HOST = "sandbox.localhost";
-const ADMIN_TOKEN = "bench-admin-token-0123456789";
+const ADMIN_TOKEN = "bench-admin-token-0123456789abcdefghij";
 const ACCOUNTS = 4;
 const KEYS_PER_ACCOUNT = 50;
 /** Per-key per-minute limit asked for; if the CLI refuses it (the cap), the cap is used and the report says so. */

@@ -8,7 +8,7 @@ import type { Instance } from "./helpers.ts";
 import { cli, http, pgAvailable, startServe, tempDatabase } from "./helpers.ts";
 
 const hasPg = await pgAvailable();
-const ADMIN = "cluster-admin-token";
+const ADMIN = "cluster-admin-token-0123456789abcdefghij";
 const LIVE = { host: "api.localhost" };
 const TEST = { host: "sandbox.localhost" };
 

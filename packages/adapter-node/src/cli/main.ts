@@ -33,7 +33,8 @@ default sqlite:./benchdata.db) and --help.`,
   --host H       address to listen on (default 0.0.0.0)
   --db URL       sqlite:PATH (default sqlite:./benchdata.db), postgres://…, or memory:
   --config FILE  JSON config (env BENCHDATA_CONFIG); unknown keys or wrong types stop the start
-The admin API is on only when BENCHDATA_ADMIN_TOKEN is set. SIGTERM drains requests and stops cleanly.`,
+The admin API is on only when BENCHDATA_ADMIN_TOKEN is set (at least 32 characters, or serve refuses
+to start with exit 2). SIGTERM drains requests and stops cleanly.`,
   demo: `Usage: benchdata demo [--port N] [--host H] [--db URL]
 
 Starts the service (default --db sqlite:./benchdata-demo.db, port 8787), creates a demo account with a
@@ -76,13 +77,28 @@ async function serveCommand(argv: string[]): Promise<number> {
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
   const port = intFlag("port", values.port ?? process.env.PORT, 8787, 0, 65535);
   const db = dbUrl(values.db);
-  const running = await startService({ db, config, port, host: values.host ?? "0.0.0.0", adminToken: process.env.BENCHDATA_ADMIN_TOKEN || null,
+  const adminToken = adminTokenFromEnv(process.env.BENCHDATA_ADMIN_TOKEN);
+  const running = await startService({ db, config, port, host: values.host ?? "0.0.0.0", adminToken,
     logger,
     clockOffsetMs: Number(process.env.BENCHDATA_CLOCK_OFFSET_MS ?? 0) || 0,
   });
-  logger.info("listening", { url: running.url, port: running.port, db: redactDb(db), admin_api: Boolean(process.env.BENCHDATA_ADMIN_TOKEN) });
+  logger.info("listening", { url: running.url, port: running.port, db: redactDb(db), admin_api: adminToken !== null });
   installShutdown(running.handle, (m) => logger.info(m));
   return new Promise<number>(() => {});
+}
+
+/** The shortest admin token `serve` accepts: a guessable token would hand out every account. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+/** The admin token from the environment: null when unset or empty (admin API off); a usage error when too short. */
+export function adminTokenFromEnv(value: string | undefined): string | null {
+  if (value === undefined || value === "") return null;
+  if (value.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError(
+      `BENCHDATA_ADMIN_TOKEN is ${value.length} characters long; it must be at least ${MIN_ADMIN_TOKEN_LENGTH} (generate one with \`openssl rand -base64 32\`), or unset it to turn the admin API off`,
+    );
+  }
+  return value;
 }
 
 /** A database URL without its password, for logs. */
