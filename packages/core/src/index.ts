@@ -80,6 +80,8 @@ export { DEFAULT_CONFIG, defineConfig, effectiveLimits, mergeConfig } from "./co
 
 export type { LogFields, Logger } from "./log/logger.ts";
 export { jsonLogger, redact, silentLogger } from "./log/logger.ts";
+export type { FaultLog, FaultLogOptions } from "./log/fault-log.ts";
+export { faultCause, faultLog, faultMessage } from "./log/fault-log.ts";
 
 export type { AddressClass, ParsedAddress } from "./net/ip-address.ts";
 export { classifyAddress, isBlockedAddress, isIpAddress, parseIpAddress } from "./net/ip-address.ts";

@@ -4,6 +4,7 @@ import type { ServiceConfig } from "../config/config.ts";
 import type { BenchmarkSource } from "../data/source.ts";
 import type { ServiceError } from "../errors/service-error.ts";
 import type { SecretHasher } from "../keys/api-key.ts";
+import type { FaultLog } from "../log/fault-log.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Storage } from "../storage/types.ts";
 
@@ -52,6 +53,8 @@ export interface AppOptions {
   readonly logger?: Logger;
   readonly hooks?: AppHooks;
   readonly webhooks?: WebhookCapabilities;
+  /** How long `/readyz` waits for storage's trivial query (ms, default 800). */
+  readonly readinessTimeoutMs?: number;
 }
 
 /** What the adapter knows about the connection. */
@@ -73,6 +76,8 @@ export interface AppContext {
   readonly hashSecret: SecretHasher;
   readonly config: ServiceConfig;
   readonly logger: Logger;
+  /** Where storage failures are recorded (logged rate-limited, with their cause). */
+  readonly faults: FaultLog;
   readonly hooks: Required<AppHooks>;
   readonly webhooks: WebhookCapabilities;
   readonly testData: BenchmarkSource;

@@ -6,6 +6,8 @@ import { createSyntheticSource } from "../data/synthetic.ts";
 import { ServiceError } from "../errors/service-error.ts";
 import type { Logger } from "../log/logger.ts";
 import { silentLogger } from "../log/logger.ts";
+import type { FaultLog } from "../log/fault-log.ts";
+import { faultLog } from "../log/fault-log.ts";
 import { hashSecret } from "../keys/api-key.ts";
 import type { AppContext, AppHooks, AppOptions, ClientInfo } from "./app-options.ts";
 import { ADMIN_BASE, adminRoutes } from "./admin/admin-routes.ts";
@@ -51,7 +53,14 @@ export interface App {
   readonly openapi: OpenApiDocument;
   /** Every route (method, OpenAPI path, operation id). */
   readonly routes: readonly RouteInfo[];
+  /** Starts draining: `/readyz` answers 503 from now on, so load balancers stop sending; requests are still served. */
+  drain(): void;
+  /** Whether `drain()` was called. */
+  readonly draining: boolean;
 }
+
+/** How long `/readyz` waits for storage's trivial query before answering 503 (under a 1 s probe time-out). */
+export const READINESS_TIMEOUT_MS = 800;
 
 function safeHooks(hooks: AppHooks | undefined, logger: Logger): Required<AppHooks> {
   const guard =
@@ -80,7 +89,8 @@ export function createApp(options: AppOptions): App {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
   const random = options.random ?? cryptoRandom;
-  const storage = failClosedStorage(options.storage, logger);
+  const faults = faultLog(logger, clock);
+  const storage = failClosedStorage(options.storage, faults);
   const app: AppContext = {
     storage,
     clock,
@@ -89,12 +99,13 @@ export function createApp(options: AppOptions): App {
     hashSecret: options.hashSecret ?? hashSecret,
     config,
     logger,
+    faults,
     hooks: safeHooks(options.hooks, logger),
     webhooks: options.webhooks ?? {},
     // The built-in synthetic dataset is pure in-process computation, not a store that can be unreachable: a throw
     // there is a bug (500 like any handler's), and skipping the guard saves a promise and a tick per source call.
-    testData: options.testData ? failClosedSource(options.testData, logger, "testData") : createSyntheticSource(config.data.syntheticSeed),
-    liveData: failClosedSource(options.liveData ?? options.storage.benchmarks, logger, "liveData"),
+    testData: options.testData ? failClosedSource(options.testData, faults, "testData") : createSyntheticSource(config.data.syntheticSeed),
+    liveData: failClosedSource(options.liveData ?? options.storage.benchmarks, faults, "liveData"),
     consoleAuth: options.consoleAuth ?? sessionTokenAuth(storage, clock, options.hashSecret ?? hashSecret),
     adminToken: options.adminToken ? options.adminToken : null,
   };
@@ -121,6 +132,8 @@ export function createApp(options: AppOptions): App {
     };
   });
   let openapiJson: string | undefined;
+  let draining = false;
+  const readinessTimeoutMs = options.readinessTimeoutMs ?? READINESS_TIMEOUT_MS;
   const serviceRoutes: Route[] = [
     {
       method: "GET",
@@ -133,6 +146,22 @@ export function createApp(options: AppOptions): App {
         security: "none",
         success: { status: 200, description: "The service is up.", schema: v.object({ ok: v.literal(true) }) },
         errors: [],
+      },
+    },
+    {
+      method: "GET",
+      path: "/readyz",
+      run: () => readiness(options.storage, faults, readinessTimeoutMs, () => draining),
+      doc: {
+        operationId: "readyz",
+        summary: "Readiness",
+        description:
+          "200 while storage answers a trivial query within " + String(readinessTimeoutMs) + " ms and the server is not draining; otherwise 503 with `reason` " +
+          "(`draining`, `storage_timeout` or `storage_unavailable`). For load balancers and Kubernetes readiness probes; `/healthz` is the liveness probe.",
+        tag: "Service",
+        security: "none",
+        success: { status: 200, description: "Ready to serve.", schema: v.object({ ready: v.literal(true) }) },
+        errors: [503],
       },
     },
     {
@@ -191,5 +220,43 @@ export function createApp(options: AppOptions): App {
       return documented();
     },
     routes: allRoutes.map((r) => ({ method: r.method, path: r.path, operationId: r.doc.operationId })),
+    drain() {
+      if (draining) return;
+      draining = true;
+      logger.info("draining: /readyz answers 503 from now on");
+    },
+    get draining(): boolean {
+      return draining;
+    },
   };
+}
+
+const NO_STORE_JSON = { "content-type": JSON_TYPE, "cache-control": "no-store" } as const;
+
+function notReady(reason: "draining" | "storage_timeout" | "storage_unavailable", detail: string): Response {
+  const body = { ready: false, reason, detail, code: "service.unavailable", status: 503 };
+  return new Response(JSON.stringify(body), { status: 503, headers: { ...NO_STORE_JSON, "retry-after": "1" } });
+}
+
+/** `/readyz`: not draining, and storage's trivial query answered in time. A failure is a fault (logged rate-limited). */
+async function readiness(storage: AppOptions["storage"], faults: FaultLog, timeoutMs: number, draining: () => boolean): Promise<Response> {
+  if (draining()) return notReady("draining", "The server is shutting down: send new requests elsewhere.");
+  if (storage.ping) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timeoutMs)));
+    try {
+      const outcome = await Promise.race([storage.ping().then(() => "ok" as const), timedOut]);
+      if (outcome === "timeout") {
+        faults.fault("ping", new Error(`readiness query timed out after ${timeoutMs} ms`));
+        return notReady("storage_timeout", `Storage did not answer a trivial query within ${timeoutMs} ms.`);
+      }
+    } catch (error) {
+      faults.fault("ping", error);
+      return notReady("storage_unavailable", "Storage is unreachable.");
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  if (draining()) return notReady("draining", "The server is shutting down: send new requests elsewhere.");
+  return new Response('{"ready":true}', { status: 200, headers: NO_STORE_JSON });
 }

@@ -1,56 +1,72 @@
 /**
- * Fail closed: any failure of storage or of a data source becomes 503 `service.unavailable` (logged without
- * secrets), so a broken store can never turn into an uncounted 200 or a 500 with a stack.
+ * Fail closed: any failure of storage or of a data source becomes 503 `service.unavailable`, so a broken store
+ * can never turn into an uncounted 200 or a 500 with a stack. Every such failure goes to the fault log with its
+ * cause (rate-limited there), including those a storage layer already turned into a 503 of its own.
  */
 import type { BenchmarkSource } from "../data/source.ts";
 import { isServiceError, ServiceError } from "../errors/service-error.ts";
-import type { Logger } from "../log/logger.ts";
+import type { FaultLog } from "../log/fault-log.ts";
 import type { Storage } from "../storage/types.ts";
-import { describeError } from "./reply.ts";
 
-const UNAVAILABLE = new ServiceError(503, "service.unavailable", "The service is temporarily unavailable (storage unreachable). Retry shortly.", { "retry-after": "1" });
+/** The 503 core answers for a storage failure it caught itself. */
+export const UNAVAILABLE = new ServiceError(503, "service.unavailable", "The service is temporarily unavailable (storage unreachable). Retry shortly.", { "retry-after": "1" });
 
-/** The 503 for a failed storage operation, logged once here. */
-export function unavailable(logger: Logger, operation: string, error: unknown): ServiceError {
-  if (isServiceError(error)) return error;
-  logger.error("storage unavailable", { operation, error: describeError(error) });
+// 503s from a storage layer already given to a fault log: an error that passes through two guards (the proxy,
+// then a handler's own catch) is one failure, recorded once.
+const recorded = new WeakSet<object>();
+
+/** The 503 for a failed storage operation; the failure is recorded in `faults` (once per error). */
+export function unavailable(faults: FaultLog, operation: string, error: unknown): ServiceError {
+  if (isServiceError(error)) {
+    // A storage layer's own 503 (e.g. storage-kysely's, whose `cause` is `SQLITE_FULL` or `ECONNREFUSED`) is a fault too.
+    if (error.status === 503 && error !== UNAVAILABLE && !recorded.has(error)) {
+      recorded.add(error);
+      faults.fault(operation, error);
+    }
+    return error;
+  }
+  faults.fault(operation, error);
   return UNAVAILABLE;
 }
 
-function guardMethod<A extends unknown[], T>(fn: (...args: A) => Promise<T>, self: unknown, name: string, logger: Logger): (...args: A) => Promise<T> {
+function guardMethod<A extends unknown[], T>(fn: (...args: A) => Promise<T>, self: unknown, name: string, faults: FaultLog): (...args: A) => Promise<T> {
   const fail = (error: unknown): never => {
-    throw unavailable(logger, name, error);
+    throw unavailable(faults, name, error);
+  };
+  const pass = (value: T): T => {
+    if (faults.failing) faults.ok();
+    return value;
   };
   // Not an async function: one `.then` per call instead of an extra awaited frame (this is on the hot path).
   return (...args: A): Promise<T> => {
     try {
-      return fn.apply(self, args).then(undefined, fail);
+      return fn.apply(self, args).then(pass, fail);
     } catch (error) {
-      return Promise.reject(unavailable(logger, name, error));
+      return Promise.reject(unavailable(faults, name, error));
     }
   };
 }
 
 /** Storage whose every method turns a failure into 503 `service.unavailable`. */
-export function failClosedStorage(storage: Storage, logger: Logger): Storage {
+export function failClosedStorage(storage: Storage, faults: FaultLog): Storage {
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(storage, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
       if (typeof value !== "function") return value;
       let w = wrapped.get(prop);
-      if (!w) wrapped.set(prop, (w = guardMethod(value as (...a: unknown[]) => Promise<unknown>, target, String(prop), logger)));
+      if (!w) wrapped.set(prop, (w = guardMethod(value as (...a: unknown[]) => Promise<unknown>, target, String(prop), faults)));
       return w;
     },
   });
 }
 
 /** A BenchmarkSource whose every failure is 503 `service.unavailable`. */
-export function failClosedSource(source: BenchmarkSource, logger: Logger, name: string): BenchmarkSource {
+export function failClosedSource(source: BenchmarkSource, faults: FaultLog, name: string): BenchmarkSource {
   return {
-    latestPeriod: guardMethod(source.latestPeriod, source, `${name}.latestPeriod`, logger),
-    recentPeriods: guardMethod(source.recentPeriods, source, `${name}.recentPeriods`, logger),
-    cells: guardMethod(source.cells, source, `${name}.cells`, logger),
-    segments: guardMethod(source.segments, source, `${name}.segments`, logger),
+    latestPeriod: guardMethod(source.latestPeriod, source, `${name}.latestPeriod`, faults),
+    recentPeriods: guardMethod(source.recentPeriods, source, `${name}.recentPeriods`, faults),
+    cells: guardMethod(source.cells, source, `${name}.cells`, faults),
+    segments: guardMethod(source.segments, source, `${name}.segments`, faults),
   };
 }

@@ -73,7 +73,7 @@ describe("OpenAPI document", () => {
       "POST /api/v1/admin/accounts/{account_id}/billing/release",
       "DELETE /api/v1/admin/accounts/{account_id}/sessions", "POST /api/v1/admin/accounts/{account_id}/sign-in-links",
       "POST /api/v1/console/sign-in", "POST /api/v1/console/sign-out", "GET /api/v1/console/account", "GET /api/v1/console/usage/daily",
-      "GET /healthz", "GET /openapi.json",
+      "GET /healthz", "GET /readyz", "GET /openapi.json",
     ];
     const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`));
     expect(listed.sort()).toEqual([...expected].sort());

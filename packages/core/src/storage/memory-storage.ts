@@ -306,6 +306,10 @@ export function createMemoryStorage(): Storage {
   const storage: Storage = {
     async migrate() {},
     async close() {},
+    async ping() {},
+    async gauges() {
+      return { outboxDepth: queue.length };
+    },
 
     async createAccount(account) {
       if (accounts.has(account.id)) throw new Error(`account ${account.id} exists`);

@@ -302,12 +302,28 @@ export interface SnapshotRecord {
   readonly createdAt: number;
 }
 
+/** Operational readings of a store, taken when metrics are scraped (not on the request path). */
+export interface StorageGauges {
+  /** Webhook deliveries still pending (due now or later): the outbox's depth. */
+  readonly outboxDepth: number;
+  /** Connections the pool may open, when the store has a pool. */
+  readonly poolSize?: number;
+  /** Pool connections checked out and in use. */
+  readonly poolInUse?: number;
+  /** Callers waiting for a pool connection. */
+  readonly poolWaiting?: number;
+}
+
 /** The storage contract. */
 export interface Storage {
   /** Creates or upgrades the schema; safe when several instances run it at once. */
   migrate(): Promise<void>;
   /** Releases connections. */
   close(): Promise<void>;
+  /** A trivial round trip to the store (readiness probes); rejects when the store cannot answer. Optional. */
+  ping?(): Promise<void>;
+  /** Operational gauges (outbox depth, pool use) for metrics. Optional. */
+  gauges?(): Promise<StorageGauges>;
 
   // Accounts and console sessions.
   createAccount(account: AccountRecord): Promise<void>;

@@ -444,6 +444,13 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     async close() {
       await db.destroy();
     },
+    async ping() {
+      await pool.query("SELECT 1");
+    },
+    async gauges() {
+      const { rows } = await pool.query("SELECT count(*)::int AS n FROM deliveries WHERE status = 'pending'");
+      return { outboxDepth: Number((rows[0] as { n: number }).n), poolSize: pool.options.max ?? 10, poolInUse: pool.totalCount - pool.idleCount, poolWaiting: pool.waitingCount };
+    },
 
     async createAccount(a) {
       try {

@@ -636,6 +636,12 @@ export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteS
     async close() {
       if (db.open) db.close();
     },
+    async ping() {
+      q("SELECT 1").get();
+    },
+    async gauges() {
+      return { outboxDepth: num((q("SELECT count(*) AS n FROM deliveries WHERE status = 'pending'").get() as Row).n) };
+    },
 
     async createAccount(a) {
       try {

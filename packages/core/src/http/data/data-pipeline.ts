@@ -47,6 +47,9 @@ const ENV_MISMATCH = {
   test: new ServiceError(403, "auth.environment_mismatch", "This is a live key, but the request targets the test environment. Use a test key here."),
 } as const;
 
+/** The key or its account kept changing under its admissions (not a storage fault: storage answered each time). */
+const KEY_CHURN = new ServiceError(503, "service.unavailable", "The key changed while this request was being admitted. Retry shortly.", { "retry-after": "1" });
+
 /** Headers browsers may read on cross-origin responses. */
 const EXPOSE_HEADERS = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After";
 
@@ -132,7 +135,7 @@ function endpointPipeline(
   const required = ENDPOINT_SCOPES[endpoint.endpoint];
   const space = endpoint.endpoint.indexOf(" ");
   const label = `${endpoint.endpoint.slice(0, space)} /data/v1${endpoint.endpoint.slice(space + 1)}`;
-  const { clock, logger, hooks } = app;
+  const { clock, logger, hooks, faults } = app;
   const config: ServiceConfig = app.config;
   const querySchema = endpoint.query;
   const emptyQuery = Object.freeze({});
@@ -160,7 +163,7 @@ function endpointPipeline(
     try {
       lookup = await storage.findKeyByHash(hash);
     } catch (error) {
-      throw unavailable(logger, "findKeyByHash", error);
+      throw unavailable(faults, "findKeyByHash", error);
     }
     if (lookup !== null && lookup.key.isActive && !lookup.retired) lookups.set(hash, lookup, clock.now());
     else lookups.delete(hash);
@@ -227,12 +230,16 @@ function endpointPipeline(
         try {
           result = await storage.admit(input);
         } catch (error) {
-          throw unavailable(logger, "admit", error);
+          throw unavailable(faults, "admit", error);
         }
+        if (faults.failing) faults.ok();
         if (result.kind !== "stale") break;
         // The key or its account changed since that lookup (here or in another process): look again.
         lookups.delete(hash);
-        if (tries >= MAX_STALE_TRIES) throw unavailable(logger, "admit", new Error(`the key changed during each of ${tries} admissions`));
+        if (tries >= MAX_STALE_TRIES) {
+          logger.warn("key changed during every admission: answering 503", { key_id: lookup.key.id, tries });
+          throw KEY_CHURN;
+        }
         lookup = await lookUp(hash);
         fresh = true;
       }
