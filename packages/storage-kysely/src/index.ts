@@ -7,6 +7,8 @@ export { openStorage, storageKindOf } from "./open-storage.ts";
 export type { SqlStorage } from "./sql-storage.ts";
 export type { SqliteStorageOptions } from "./sqlite/sqlite-storage.ts";
 export { configureSqlite, createSqliteStorage, migrateSqlite } from "./sqlite/sqlite-storage.ts";
+export { openSqlite, runtimeSqliteDriver, withSqliteCode } from "./sqlite/driver.ts";
+export type { OpenSqliteOptions, SqliteDatabase, SqliteDriverName, SqliteStatement } from "./sqlite/driver.ts";
 export type { PostgresStorageOptions } from "./postgres/postgres-storage.ts";
 export { createPostgresStorage } from "./postgres/postgres-storage.ts";
 export { isPostgresUnavailable, isSqliteUnavailable, StorageUnavailableError } from "./fail-closed.ts";

@@ -15,7 +15,20 @@ import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-
 const here = dirname(fileURLToPath(import.meta.url));
 const HAMMER = join(here, "test-support", "admit-hammer.ts");
 const TSCONFIG = join(here, "..", "tsconfig.json");
+const BIN = join(here, "..", "..", "..", "node_modules", ".bin");
+const DENO_CONFIG = join(here, "..", "test", "runtimes", "deno.json");
 const WORKERS = 4;
+
+/** The runtimes whose processes hammer the store: each opens SQLite with its own driver (better-sqlite3, bun:sqlite, node:sqlite). */
+type Runtime = "node" | "bun" | "deno";
+const RUNTIMES: readonly Runtime[] = ["node", "bun", "deno"];
+const SQLITE_DRIVER: Readonly<Record<Runtime, string>> = { node: "better-sqlite3", bun: "bun:sqlite", deno: "node:sqlite" };
+
+function command(runtime: Runtime, plan: string): [string, string[]] {
+  if (runtime === "bun") return [join(BIN, "bun"), [HAMMER, plan]];
+  if (runtime === "deno") return [join(BIN, "deno"), ["run", "-A", "--no-check", "--config", DENO_CONFIG, HAMMER, plan]];
+  return [process.execPath, ["--import", "tsx", HAMMER, plan]];
+}
 
 /** Sizes of one run: enough requests that the processes overlap for a while, not only race for the first slots. */
 interface Sizes {
@@ -28,10 +41,11 @@ interface Sizes {
 const SQLITE_SIZES: Sizes = { perMinute: 1000, windowRequests: 600, baseQuota: 1000, quotaRequests: 400 };
 const POSTGRES_SIZES: Sizes = { perMinute: 300, windowRequests: 200, baseQuota: 300, quotaRequests: 150 };
 
-function runChild(plan: HammerPlan): Promise<HammerReport> {
+function runChild(runtime: Runtime, plan: HammerPlan): Promise<HammerReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", HAMMER, JSON.stringify(plan)], {
-      env: { ...process.env, TSX_TSCONFIG_PATH: TSCONFIG, NODE_OPTIONS: "" },
+    const [bin, args] = command(runtime, JSON.stringify(plan));
+    const child = spawn(bin, args, {
+      env: { ...process.env, TSX_TSCONFIG_PATH: TSCONFIG, NODE_OPTIONS: "", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -46,7 +60,7 @@ function runChild(plan: HammerPlan): Promise<HammerReport> {
   });
 }
 
-async function hammer(url: string, z: Sizes): Promise<{ reports: HammerReport[]; accountId: string }> {
+async function hammer(runtime: Runtime | "mixed", url: string, z: Sizes): Promise<{ reports: HammerReport[]; accountId: string }> {
   const accountId = "acc_01JDMULTIPROCESS000000000";
   const base = {
     url,
@@ -61,7 +75,7 @@ async function hammer(url: string, z: Sizes): Promise<{ reports: HammerReport[];
     quotaRequests: z.quotaRequests,
     concurrency: 8,
   };
-  const reports = await Promise.all(Array.from({ length: WORKERS }, (_, worker) => runChild({ ...base, worker })));
+  const reports = await Promise.all(Array.from({ length: WORKERS }, (_, worker) => runChild(runtime === "mixed" ? RUNTIMES[worker % RUNTIMES.length]! : runtime, { ...base, worker })));
   return { reports, accountId };
 }
 
@@ -77,13 +91,14 @@ function expectExact(reports: HammerReport[], z: Sizes): void {
   console.info(`admitted per worker: window ${reports.map((r) => r.window.allowed).join("/")}, quota ${reports.map((r) => r.quota.allowed).join("/")}`);
 }
 
-describe("multi-process exactness: sqlite", () => {
+describe.each(RUNTIMES)("multi-process exactness on %s: sqlite", (runtime) => {
   const dir = mkdtempSync(join(tmpdir(), "benchdata-mp-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it(`${WORKERS} processes on one SQLite file admit exactly perMinute, and exactly one charge at exhaustion`, async () => {
+  it(`${WORKERS} ${runtime} processes on one SQLite file admit exactly perMinute, and exactly one charge at exhaustion`, async () => {
     const url = `sqlite:${join(dir, "shared.db")}`;
-    const { reports, accountId } = await hammer(url, SQLITE_SIZES);
+    const { reports, accountId } = await hammer(runtime, url, SQLITE_SIZES);
+    expect(reports.map((r) => r.driver)).toEqual(Array(WORKERS).fill(SQLITE_DRIVER[runtime]));
     expectExact(reports, SQLITE_SIZES);
     const s = await openStorage(url);
     const invoices = await s.listInvoices(accountId);
@@ -94,13 +109,25 @@ describe("multi-process exactness: sqlite", () => {
   }, 60_000);
 });
 
+describe("multi-process exactness, runtimes mixed: sqlite", () => {
+  const dir = mkdtempSync(join(tmpdir(), "benchdata-mp-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("node, bun and deno processes on one SQLite file (three drivers) admit exactly perMinute, and exactly one charge", async () => {
+    const url = `sqlite:${join(dir, "shared.db")}`;
+    const { reports } = await hammer("mixed", url, SQLITE_SIZES);
+    expect(new Set(reports.map((r) => r.driver))).toEqual(new Set(Object.values(SQLITE_DRIVER)));
+    expectExact(reports, SQLITE_SIZES);
+  }, 60_000);
+});
+
 const pgOn = await pgAvailableForTests("multi-process");
 
-describe.skipIf(!pgOn)("multi-process exactness: postgres", () => {
-  it(`${WORKERS} processes on one PostgreSQL database (database clock) admit exactly perMinute, and exactly one charge at exhaustion`, async () => {
+describe.skipIf(!pgOn).each(RUNTIMES)("multi-process exactness on %s: postgres", (runtime) => {
+  it(`${WORKERS} ${runtime} processes on one PostgreSQL database (database clock) admit exactly perMinute, and exactly one charge at exhaustion`, async () => {
     const t = await createTestDatabase();
     try {
-      const { reports, accountId } = await hammer(t.url, POSTGRES_SIZES);
+      const { reports, accountId } = await hammer(runtime, t.url, POSTGRES_SIZES);
       expectExact(reports, POSTGRES_SIZES);
       const s = await openStorage(t.url);
       const invoices = await s.listInvoices(accountId);

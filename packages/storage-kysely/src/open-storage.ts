@@ -1,9 +1,10 @@
 /** `openStorage(url)`: the storage a `--db` URL names, SQLite or PostgreSQL (or the in-memory store). */
-import Database from "better-sqlite3";
 import pg from "pg";
 import type { Logger, Storage } from "@benchdata/core";
 import { createMemoryStorage } from "@benchdata/core";
 import { createPostgresStorage } from "./postgres/postgres-storage.ts";
+import { openSqlite } from "./sqlite/driver.ts";
+import type { SqliteDriverName } from "./sqlite/driver.ts";
 import { configureSqlite, createSqliteStorage } from "./sqlite/sqlite-storage.ts";
 
 /** Options of `openStorage`. */
@@ -26,8 +27,8 @@ export interface OpenStorageOptions {
   readonly busyTimeoutMs?: number;
 }
 
-/** An opened storage and its kind. */
-export type OpenedStorage = Storage & { readonly kind: "sqlite" | "postgres" | "memory" };
+/** An opened storage, its kind and the driver under it (SQLite's depends on the runtime). */
+export type OpenedStorage = Storage & { readonly kind: "sqlite" | "postgres" | "memory"; readonly driver?: SqliteDriverName | "pg" };
 
 /** The kind of storage a URL names, or null when it names none. */
 export function storageKindOf(url: string): OpenedStorage["kind"] | null {
@@ -38,7 +39,7 @@ export function storageKindOf(url: string): OpenedStorage["kind"] | null {
 }
 
 /**
- * Opens `sqlite:PATH` (better-sqlite3, WAL), `postgres://…` (a pg Pool) or `memory:`. The schema is not
+ * Opens `sqlite:PATH` (WAL, on the runtime's own driver: better-sqlite3 on Node, bun:sqlite on Bun, node:sqlite on Deno), `postgres://…` (a pg Pool) or `memory:`. The schema is not
  * touched: call `migrate()` (safe to run from several instances at once).
  */
 export async function openStorage(url: string, options: OpenStorageOptions = {}): Promise<OpenedStorage> {
@@ -48,9 +49,10 @@ export async function openStorage(url: string, options: OpenStorageOptions = {})
     // sqlite:PATH, sqlite://PATH and sqlite:///abs/path all name a file; sqlite::memory: a private in-memory database.
     const path = url.slice("sqlite:".length).replace(/^\/\//, "");
     if (path === "") throw new Error("sqlite: URL without a path (use sqlite:./benchdata.db)");
-    const db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
+    const db = await openSqlite(path, { busyTimeoutMs: options.busyTimeoutMs ?? 5000 });
     configureSqlite(db, options.busyTimeoutMs ?? 5000);
-    return createSqliteStorage(db, { clock: options.clock ?? "app", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}) });
+    const storage = createSqliteStorage(db, { clock: options.clock ?? "app", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}) });
+    return Object.assign(storage, { driver: db.driver });
   }
   if (kind === "postgres") {
     const pool = new pg.Pool({
@@ -61,7 +63,8 @@ export async function openStorage(url: string, options: OpenStorageOptions = {})
       idleTimeoutMillis: 30_000,
       keepAlive: true,
     });
-    return createPostgresStorage(pool, { clock: options.clock ?? "database", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}) });
+    const storage = createPostgresStorage(pool, { clock: options.clock ?? "database", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}) });
+    return Object.assign(storage, { driver: "pg" as const });
   }
   throw new Error(`unsupported storage URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, "//…@"))}: use sqlite:PATH, postgres://… or memory:`);
 }

@@ -4,9 +4,9 @@
  * admitting requests while a large file streams in; only the final publication (cells are far fewer
  * than rows) is one short IMMEDIATE transaction on the store.
  */
-import Database from "better-sqlite3";
 import type { PreparedCell } from "@benchdata/core";
 import { RowCodec } from "../import/staging.ts";
+import { openSqlite } from "./driver.ts";
 import type { ReplacedPeriod, StagedRow, Staging } from "../import/staging.ts";
 
 const READ_BATCH = 10_000;
@@ -15,7 +15,7 @@ const INSERT_ROWS = 200;
 
 /** Runs `fn` with a staging area whose `publish` hands the built cells to the store; the temporary database is gone afterwards. */
 export async function withSqliteStaging<T>(publish: (cells: readonly PreparedCell[], replace: readonly ReplacedPeriod[]) => Promise<void>, fn: (staging: Staging) => Promise<T>): Promise<T> {
-  const db = new Database("");
+  const db = await openSqlite("");
   try {
     // Sorting a million rows: let the sorter use some memory, then spill to temporary files.
     db.pragma("cache_size = -32000");

@@ -11,7 +11,7 @@
  * event loop share one (see batch/batcher.ts), still deciding one after another.
  */
 import { randomUUID } from "node:crypto";
-import type BetterSqlite3 from "better-sqlite3";
+import type { SqliteDatabase, SqliteStatement } from "./driver.ts";
 import type {
   AccountRecord,
   AdmitInput,
@@ -112,7 +112,7 @@ function quotaFromRow(r: Row | undefined): QuotaState {
 }
 
 /** Sets the pragmas every connection to a benchdata SQLite file needs. */
-export function configureSqlite(db: BetterSqlite3.Database, busyTimeoutMs = 5000): void {
+export function configureSqlite(db: SqliteDatabase, busyTimeoutMs = 5000): void {
   // busy_timeout first: switching to WAL needs a brief lock that another starting process may hold.
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   if (db.name !== "" && db.name !== ":memory:" && !db.memory) db.pragma("journal_mode = WAL");
@@ -121,7 +121,7 @@ export function configureSqlite(db: BetterSqlite3.Database, busyTimeoutMs = 5000
 }
 
 /** Runs the SQLite migrations not yet applied, under one IMMEDIATE transaction (several processes may start at once). */
-export function migrateSqlite(db: BetterSqlite3.Database, logger: Logger = silentLogger): void {
+export function migrateSqlite(db: SqliteDatabase, logger: Logger = silentLogger): void {
   db.transaction(() => {
     db.exec("CREATE TABLE IF NOT EXISTS benchdata_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
     const applied = new Set((db.prepare("SELECT version FROM benchdata_migrations").all() as { version: number }[]).map((r) => r.version));
@@ -138,12 +138,12 @@ export function migrateSqlite(db: BetterSqlite3.Database, logger: Logger = silen
  * A Storage over an open better-sqlite3 database (configure it with `configureSqlite`; `migrate()`
  * creates the schema). Closing the storage closes the database.
  */
-export function createSqliteStorage(db: BetterSqlite3.Database, options: SqliteStorageOptions = {}): SqlStorage {
+export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOptions = {}): SqlStorage {
   const logger = options.logger ?? silentLogger;
   const clockMode = options.clock ?? "app";
-  const statements = new Map<string, BetterSqlite3.Statement>();
+  const statements = new Map<string, SqliteStatement>();
   /** A prepared statement, prepared once per SQL text (so SQL can stay inline, where it is used). */
-  const q = (text: string): BetterSqlite3.Statement => {
+  const q = (text: string): SqliteStatement => {
     let s = statements.get(text);
     if (!s) statements.set(text, (s = db.prepare(text)));
     return s;

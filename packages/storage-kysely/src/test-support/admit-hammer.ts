@@ -22,6 +22,8 @@ export interface HammerPlan {
 
 /** What a child reports. */
 export interface HammerReport {
+  /** The driver the child opened the store with (SQLite's is the runtime's own). */
+  readonly driver: string;
   readonly window: { allowed: number; limited: number };
   readonly quota: { allowed: number; exhausted: number; flipped: number; charges: string[]; warned: number };
 }
@@ -73,6 +75,7 @@ const quotaResults = await pool(plan.quotaRequests, plan.concurrency, (i) =>
 await s.close();
 
 const report: HammerReport = {
+  driver: s.driver ?? s.kind,
   window: { allowed: windowResults.filter((r) => r.kind === "allowed").length, limited: windowResults.filter((r) => r.kind === "rate_limited").length },
   quota: {
     allowed: quotaResults.filter((r) => r.kind === "allowed").length,
