@@ -330,6 +330,12 @@ export function createMemoryStorage(): Storage {
       };
       accounts.set(accountId, next);
       accountVersions.set(accountId, (accountVersions.get(accountId) ?? 0) + 1);
+      const drop = patch.dropScopes;
+      if (drop !== undefined && drop.length > 0) {
+        for (const k of keys.values()) {
+          if (k.accountId === accountId && k.scopes.some((sc) => drop.includes(sc))) keys.set(k.id, { ...k, scopes: k.scopes.filter((sc) => !drop.includes(sc)) });
+        }
+      }
       return next;
     },
     async createSession(s) {
@@ -397,14 +403,14 @@ export function createMemoryStorage(): Storage {
     async listKeys(accountId) {
       return [...keys.values()].filter((k) => k.accountId === accountId).sort((a, b) => (a.id < b.id ? -1 : 1));
     },
-    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId }) {
+    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId, scopes }) {
       const k = keys.get(keyId);
       if (!k || k.accountId !== accountId || !k.isActive) return null;
       const old = currentHash.get(keyId);
       if (old) hashes.set(old, { keyId, retired: true });
       hashes.set(newHash, { keyId, retired: false });
       currentHash.set(keyId, newHash);
-      const next: ApiKeyRecord = { ...k, prefix: newPrefix, rotatedAt: now };
+      const next: ApiKeyRecord = { ...k, prefix: newPrefix, rotatedAt: now, ...(scopes !== undefined ? { scopes: [...scopes] } : {}) };
       keys.set(keyId, next);
       insertEvent(keyRotatedEvent(eventId, next, now), now);
       return next;

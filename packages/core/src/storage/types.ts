@@ -328,8 +328,15 @@ export interface Storage {
   // Accounts and console sessions.
   createAccount(account: AccountRecord): Promise<void>;
   getAccount(accountId: string): Promise<AccountRecord | null>;
-  /** Changes the tier, limit overrides, IP ranges or billing refs of an account, and its version (see `KeyLookup.version`). */
-  updateAccount(accountId: string, patch: { tier?: Tier; limits?: Partial<TierLimits>; allowedCidrs?: readonly string[]; billing?: AccountRecord["billing"] }): Promise<AccountRecord | null>;
+  /**
+   * Changes the tier, limit overrides, IP ranges or billing refs of an account, and its version (see
+   * `KeyLookup.version`). `dropScopes` (a downgrade: the scopes the new tier does not permit) are removed from
+   * every key of the account in the same transaction, so nothing restores them but a new key.
+   */
+  updateAccount(
+    accountId: string,
+    patch: { tier?: Tier; limits?: Partial<TierLimits>; allowedCidrs?: readonly string[]; billing?: AccountRecord["billing"]; dropScopes?: readonly Scope[] },
+  ): Promise<AccountRecord | null>;
   /** Stores a console session under its token's hash; every session expires (`expiresAt`). */
   createSession(session: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }): Promise<void>;
   /** The account of an unexpired session token hash, or null. */
@@ -359,9 +366,10 @@ export interface Storage {
   listKeys(accountId: string): Promise<ApiKeyRecord[]>;
   /**
    * Replaces an active key's hash: the old hash stops working at once (lookups report it `retired`),
-   * the new one works; writes `key.rotated`. Null when no such active key of the account exists.
+   * the new one works; writes `key.rotated`. With `scopes`, the key's scopes become those (rotation drops the
+   * scopes a downgraded tier no longer permits). Null when no such active key of the account exists.
    */
-  rotateKey(input: { accountId: string; keyId: string; newHash: string; newPrefix: string; now: number; eventId: string }): Promise<ApiKeyRecord | null>;
+  rotateKey(input: { accountId: string; keyId: string; newHash: string; newPrefix: string; now: number; eventId: string; scopes?: readonly Scope[] }): Promise<ApiKeyRecord | null>;
   /** Revokes a key for good; writes `key.revoked` (only on the first revocation). Null when no such key. */
   revokeKey(input: { accountId: string; keyId: string; now: number; eventId: string }): Promise<ApiKeyRecord | null>;
 

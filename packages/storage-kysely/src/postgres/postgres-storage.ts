@@ -470,9 +470,16 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       return r ? accountFromRow(r) : null;
     },
     async updateAccount(accountId, patch) {
+      const drop = patch.dropScopes !== undefined && patch.dropScopes.length > 0 ? [...patch.dropScopes] : null;
+      // With scopes to drop, the account and its keys change in one statement (one transaction).
       const r = await one(
         db,
-        sql`UPDATE accounts SET
+        sql`WITH dropped AS (
+              UPDATE api_keys SET scopes = ARRAY(SELECT s FROM unnest(scopes) WITH ORDINALITY AS t(s, i) WHERE s <> ALL (${drop}::text[]) ORDER BY i)
+               WHERE ${drop}::text[] IS NOT NULL AND account_id = ${accountId} AND scopes && ${drop}::text[]
+               RETURNING 1
+            )
+            UPDATE accounts SET
               tier = coalesce(${patch.tier ?? null}::text, tier),
               limits = coalesce(${patch.limits !== undefined ? JSON.stringify(patch.limits) : null}::jsonb, limits),
               allowed_cidrs = coalesce(${patch.allowedCidrs !== undefined ? [...patch.allowedCidrs] : null}::text[], allowed_cidrs),
@@ -554,9 +561,14 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     async listKeys(accountId) {
       return (await all(db, sql`SELECT * FROM api_keys WHERE account_id = ${accountId} ORDER BY id`)).map(keyFromRow);
     },
-    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId }) {
+    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId, scopes }) {
       return tx(async (trx) => {
-        const r = await one(trx, sql`UPDATE api_keys SET prefix = ${newPrefix}, rotated_at = ${now}::bigint WHERE id = ${keyId} AND account_id = ${accountId} AND is_active RETURNING *`);
+        const newScopes = scopes === undefined ? null : [...scopes];
+        const r = await one(
+          trx,
+          sql`UPDATE api_keys SET prefix = ${newPrefix}, rotated_at = ${now}::bigint, scopes = coalesce(${newScopes}::text[], scopes)
+              WHERE id = ${keyId} AND account_id = ${accountId} AND is_active RETURNING *`,
+        );
         if (!r) return null;
         await sql`UPDATE key_hashes SET retired = true WHERE key_id = ${keyId} AND NOT retired`.execute(trx);
         await sql`INSERT INTO key_hashes (hash, key_id, retired) VALUES (${newHash}, ${keyId}, false)

@@ -391,8 +391,32 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return "created";
   });
 
-  const rotateKeyTx = immediate((accountId: string, keyId: string, newHash: string, newPrefix: string, now: number, eventId: string): ApiKeyRecord | null => {
-    const row = q("UPDATE api_keys SET prefix = ?, rotated_at = ? WHERE id = ? AND account_id = ? AND is_active = 1 RETURNING *").get(newPrefix, now, keyId, accountId) as Row | undefined;
+  const updateAccountTx = immediate((accountId: string, patch: Parameters<Storage["updateAccount"]>[1]): AccountRecord | null => {
+    const r = q(`UPDATE accounts SET tier = coalesce(@tier, tier), limits = coalesce(@limits, limits),
+                   allowed_cidrs = coalesce(@cidrs, allowed_cidrs), billing = coalesce(@billing, billing)
+                 WHERE id = @id RETURNING *`).get({
+      id: accountId,
+      tier: patch.tier ?? null,
+      limits: patch.limits !== undefined ? JSON.stringify(patch.limits) : null,
+      cidrs: patch.allowedCidrs !== undefined ? JSON.stringify(patch.allowedCidrs) : null,
+      billing: patch.billing !== undefined ? JSON.stringify(patch.billing) : null,
+    }) as Row | undefined;
+    if (!r) return null;
+    const drop = patch.dropScopes;
+    if (drop !== undefined && drop.length > 0) {
+      for (const k of q("SELECT id, scopes FROM api_keys WHERE account_id = ?").all(accountId) as { id: string; scopes: string }[]) {
+        const scopes = JSON.parse(k.scopes) as string[];
+        const kept = scopes.filter((sc) => !(drop as readonly string[]).includes(sc));
+        if (kept.length < scopes.length) q("UPDATE api_keys SET scopes = ? WHERE id = ?").run(JSON.stringify(kept), k.id);
+      }
+    }
+    return accountFromRow(r);
+  });
+
+  const rotateKeyTx = immediate((accountId: string, keyId: string, newHash: string, newPrefix: string, now: number, eventId: string, scopes: string | null): ApiKeyRecord | null => {
+    const row = q("UPDATE api_keys SET prefix = ?, rotated_at = ?, scopes = coalesce(?, scopes) WHERE id = ? AND account_id = ? AND is_active = 1 RETURNING *").get(newPrefix, now, scopes, keyId, accountId) as
+      | Row
+      | undefined;
     if (!row) return null;
     q("UPDATE key_hashes SET retired = 1 WHERE key_id = ? AND retired = 0").run(keyId);
     q("INSERT INTO key_hashes (hash, key_id, retired) VALUES (?, ?, 0) ON CONFLICT (hash) DO UPDATE SET key_id = excluded.key_id, retired = 0").run(newHash, keyId);
@@ -664,16 +688,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return r ? accountFromRow(r) : null;
     },
     async updateAccount(accountId, patch) {
-      const r = q(`UPDATE accounts SET tier = coalesce(@tier, tier), limits = coalesce(@limits, limits),
-                     allowed_cidrs = coalesce(@cidrs, allowed_cidrs), billing = coalesce(@billing, billing)
-                   WHERE id = @id RETURNING *`).get({
-        id: accountId,
-        tier: patch.tier ?? null,
-        limits: patch.limits !== undefined ? JSON.stringify(patch.limits) : null,
-        cidrs: patch.allowedCidrs !== undefined ? JSON.stringify(patch.allowedCidrs) : null,
-        billing: patch.billing !== undefined ? JSON.stringify(patch.billing) : null,
-      }) as Row | undefined;
-      return r ? accountFromRow(r) : null;
+      return updateAccountTx(accountId, patch);
     },
     async createSession(s) {
       q(`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)
@@ -733,8 +748,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     async listKeys(accountId) {
       return (q("SELECT * FROM api_keys WHERE account_id = ? ORDER BY id").all(accountId) as Row[]).map(keyFromRow);
     },
-    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId }) {
-      return rotateKeyTx(accountId, keyId, newHash, newPrefix, now, eventId);
+    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId, scopes }) {
+      return rotateKeyTx(accountId, keyId, newHash, newPrefix, now, eventId, scopes === undefined ? null : JSON.stringify(scopes));
     },
     async revokeKey({ accountId, keyId, now, eventId }) {
       return revokeKeyTx(accountId, keyId, now, eventId);

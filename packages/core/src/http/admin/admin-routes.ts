@@ -12,7 +12,7 @@ import { newId } from "../../ids/new-id.ts";
 import { timingSafeEqual } from "../../keys/constant-time.ts";
 import { generateSessionToken, generateSignInToken, MAX_SESSION_DAYS, sessionLifetimeMs } from "../../keys/session-token.ts";
 import { parseCidr } from "../../net/cidr.ts";
-import { TIERS } from "../../scopes/scopes.ts";
+import { SCOPES, tierPermits, TIERS } from "../../scopes/scopes.ts";
 import type { AccountRecord, TierLimits } from "../../storage/types.ts";
 import type { AppContext } from "../app-options.ts";
 import { readBody } from "../read-json-body.ts";
@@ -173,8 +173,12 @@ async function updateAccount(app: AppContext, params: Readonly<Record<string, st
   const id = params.account_id as string;
   const current = await app.storage.getAccount(id);
   if (current === null) throw accountNotFound(id);
-  const patch: Parameters<AppContext["storage"]["updateAccount"]>[1] & { limits?: Partial<TierLimits> } = {};
-  if (body.tier !== undefined) patch.tier = body.tier;
+  const patch: { -readonly [K in keyof Parameters<AppContext["storage"]["updateAccount"]>[1]]: Parameters<AppContext["storage"]["updateAccount"]>[1][K] } = {};
+  if (body.tier !== undefined) {
+    patch.tier = body.tier;
+    // A downgrade takes from every key the scopes the new tier does not permit, at once (see docs/api.md).
+    patch.dropScopes = SCOPES.filter((s) => !tierPermits(body.tier!, s));
+  }
   if (body.limits !== undefined) {
     const next: Record<string, number | undefined> = { ...current.limits };
     const names = { per_minute: "perMinute", per_day: "perDay", monthly_quota: "monthlyQuota", block_size: "blockSize", block_price: "blockPrice" } as const;
@@ -201,7 +205,7 @@ async function updateAccount(app: AppContext, params: Readonly<Record<string, st
 
 const UPDATE_DOC = {
   summary: "Update an account",
-  description: "Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list or the billing references. Fields left out are kept. Takes effect on the next request.",
+  description: "Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list or the billing references. Fields left out are kept. Takes effect on the next request, on every instance. A lower tier removes from every key of the account the scopes it does not permit (they stop working at once); a higher tier restores none.",
   pathParams: ACCOUNT_ID,
   success: { status: 200, description: "The updated account.", schema: AccountSchema },
   errors: [404],

@@ -4,7 +4,7 @@ import { ServiceError } from "../../errors/service-error.ts";
 import { newId } from "../../ids/new-id.ts";
 import { generateApiKey } from "../../keys/api-key.ts";
 import type { Scope } from "../../scopes/scopes.ts";
-import { SCOPE_MIN_TIER, SCOPES, scopesBeyondTier } from "../../scopes/scopes.ts";
+import { SCOPE_MIN_TIER, SCOPES, scopesBeyondTier, tierPermits } from "../../scopes/scopes.ts";
 import type { ApiKeyRecord } from "../../storage/types.ts";
 import { ok } from "../reply.ts";
 import { accountOf, defineConsoleRoute, notFound } from "./console-route.ts";
@@ -103,17 +103,30 @@ export const rotateKey = defineConsoleRoute({
   operationId: "rotateKey",
   summary: "Rotate an API key",
   description:
-    "Issues a new secret for the key (same id, name, environment and scopes); the previous secret stops working at once (401 `auth.inactive_key`). A revoked key cannot be rotated: 409 `console.key_revoked`. No body. Emits `key.rotated`.",
+    "Issues a new secret for the key (same id, name, environment and scopes, less any scope the account's tier no longer permits); the previous secret stops working at once (401 `auth.inactive_key`). A revoked key cannot be rotated: 409 `console.key_revoked`. No body. Emits `key.rotated`.",
   pathParams: KEY_ID,
   success: { status: 200, description: "The key with its new `raw_key`, shown only here.", schema: KeyWithSecretSchema },
   errors: [404, 409],
-  async handle({ app, accountId, params, now }) {
+  async handle(call) {
+    const { app, accountId, params, now } = call;
     const keyId = params.key_id as string;
     const existing = await app.storage.getKey(accountId, keyId);
     if (existing === null) throw notFound("key", keyId);
     if (!existing.isActive) throw revoked(keyId);
+    // Scopes the account's tier no longer permits (after a downgrade) are dropped here: a new secret never
+    // re-issues what the tier would refuse to a new key. An upgrade restores nothing by itself.
+    const account = await accountOf(call);
+    const kept = existing.scopes.filter((s) => tierPermits(account.tier, s));
     const generated = generateApiKey(existing.environment, app.random);
-    const rotated = await app.storage.rotateKey({ accountId, keyId, newHash: generated.hash, newPrefix: generated.prefix, now, eventId: newId("evt", app.clock, app.idRandom) });
+    const rotated = await app.storage.rotateKey({
+      accountId,
+      keyId,
+      newHash: generated.hash,
+      newPrefix: generated.prefix,
+      now,
+      eventId: newId("evt", app.clock, app.idRandom),
+      ...(kept.length < existing.scopes.length ? { scopes: kept } : {}),
+    });
     // Revoked between the read and the rotation.
     if (rotated === null) throw revoked(keyId);
     app.hooks.eventsWritten();

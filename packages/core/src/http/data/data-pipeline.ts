@@ -11,7 +11,7 @@ import { effectiveLimits } from "../../config/config.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { quotaForLimits } from "../../billing/quota-admission.ts";
 import { parseApiKey } from "../../keys/api-key.ts";
-import { ENDPOINT_SCOPES } from "../../scopes/scopes.ts";
+import { ENDPOINT_SCOPES, SCOPE_MIN_TIER, tierPermits } from "../../scopes/scopes.ts";
 import type { AccountRecord, AdmitInput, AdmitQuota, AdmitResult, ApiKeyRecord, KeyLookup, Storage, TierLimits, WindowInfo } from "../../storage/types.ts";
 import type { AppContext, ClientInfo } from "../app-options.ts";
 import { unavailable } from "../fail-closed.ts";
@@ -152,6 +152,18 @@ function endpointPipeline(
       if (!key.scopes.includes(scope)) {
         const missing = required.filter((s) => !key.scopes.includes(s));
         return new ServiceError(403, "auth.insufficient_scope", `This key lacks the scope ${missing.map((s) => `\`${s}\``).join(" and ")} required by ${label}.`);
+      }
+    }
+    // A scope the account's tier no longer permits (a downgrade) is inert: the key keeps it on record until
+    // its next rotation drops it, but it grants nothing. The lookup's account is checked by admission
+    // (`expect.version`), so a downgrade made on any instance applies to every instance's next request.
+    for (const scope of required) {
+      if (!tierPermits(account.tier, scope)) {
+        return new ServiceError(
+          403,
+          "auth.insufficient_scope",
+          `This key's scope \`${scope}\` (required by ${label}) needs the ${SCOPE_MIN_TIER[scope]} tier or above; this account is now on ${account.tier}.`,
+        );
       }
     }
     return null;
