@@ -87,6 +87,7 @@ describe("adapter-bun on the real Bun runtime", () => {
   it("answers a thrown error with the 500 JSON body and no stack trace", async () => {
     const response = await fetch(`${base}/throw`);
     expect(response.status).toBe(500);
+    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
     const text = await response.text();
     expect(JSON.parse(text)).toEqual({ detail: "internal error", code: "internal", status: 500 });
     expect(text).not.toContain("secret");

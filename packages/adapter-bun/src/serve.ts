@@ -80,7 +80,7 @@ export function serve(options: ServeOptions): ServeHandle {
     // Bun calls this for a throw or a rejection; without it, development mode answers with a stack trace.
     error(error) {
       onError(error);
-      return new Response(INTERNAL_ERROR, { status: 500, headers: { "content-type": "application/json" } });
+      return new Response(INTERNAL_ERROR, { status: 500, headers: { "content-type": "application/json", "x-content-type-options": "nosniff" } });
     },
     port: options.port ?? 3000,
     ...(options.hostname === undefined ? {} : { hostname: options.hostname }),

@@ -32,6 +32,7 @@ function writeJson(outgoing: ServerResponse, status: number, body: string): void
   if (outgoing.destroyed) return;
   outgoing.writeHead(status, {
     "content-type": "application/json",
+    "x-content-type-options": "nosniff",
     "content-length": Buffer.byteLength(body),
   });
   outgoing.end(body);

@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { bridge, type FetchHandler } from "./bridge.ts";
 import { installBridgeResponse } from "./bridge-response.ts";
 
@@ -55,11 +55,35 @@ function urlHost(address: AddressInfo, host: string | undefined): string {
   return name.includes(":") ? `[${name}]` : name;
 }
 
+// What node:http's parser refuses before any handler runs (oversized headers, a malformed request, a
+// request that took too long): node's default answer is a bare status line. This one has the service's
+// `{detail, code, status}` body and `X-Content-Type-Options: nosniff`, like every other answer.
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; code: string; detail: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, reason: "Request Header Fields Too Large", code: "request.headers_too_large", detail: "Request headers too large." },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: "Request Timeout", code: "request.timeout", detail: "The request took too long to arrive." },
+};
+const MALFORMED = { status: 400, reason: "Bad Request", code: "request.invalid", detail: "Malformed HTTP request." };
+
+function onClientError(error: Error & { code?: string }, socket: Socket): void {
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  const e = CLIENT_ERRORS[error.code ?? ""] ?? MALFORMED;
+  const body = JSON.stringify({ detail: e.detail, code: e.code, status: e.status });
+  socket.end(
+    `HTTP/1.1 ${e.status} ${e.reason}\r\nConnection: close\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
 /** Serve a fetch handler on node:http; resolves once the server is listening. */
 export async function serve(options: ServeOptions): Promise<ServeHandle> {
   if (options.lightResponse !== false) installBridgeResponse();
   const state = { closing: false };
   const server = createServer(bridge(options.fetch, { onError: options.onError, state }));
+  server.on("clientError", onClientError);
   await listen(server, options.port ?? 3000, options.host);
   const address = server.address() as AddressInfo;
   const drainTimeout = options.drainTimeout ?? 10_000;

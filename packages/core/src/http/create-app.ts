@@ -19,7 +19,7 @@ import { failClosedSource, failClosedStorage } from "./fail-closed.ts";
 import type { OpenApiDocument } from "./openapi/openapi.ts";
 import { buildOpenApi } from "./openapi/openapi.ts";
 import { pooledRandom } from "./pooled-random.ts";
-import { asServiceError, errorResponse, JSON_TYPE } from "./reply.ts";
+import { asServiceError, errorResponse, JSON_TYPE, NOSNIFF } from "./reply.ts";
 import { splitUrl } from "./request-url.ts";
 import type { Route } from "./route.ts";
 import { baseRouter } from "./base-router.ts";
@@ -81,6 +81,7 @@ const PREFLIGHT_HEADERS = {
   "access-control-allow-methods": "GET, POST, OPTIONS",
   "access-control-allow-headers": "Authorization, Content-Type",
   "access-control-max-age": "86400",
+  "x-content-type-options": NOSNIFF,
 } as const;
 
 /** Creates the HTTP app over a storage and the capabilities it needs. */
@@ -138,7 +139,7 @@ export function createApp(options: AppOptions): App {
     {
       method: "GET",
       path: "/healthz",
-      run: () => Promise.resolve(new Response('{"ok":true}', { status: 200, headers: { "content-type": JSON_TYPE, "cache-control": "no-store" } })),
+      run: () => Promise.resolve(new Response('{"ok":true}', { status: 200, headers: { "content-type": JSON_TYPE, "cache-control": "no-store", "x-content-type-options": NOSNIFF } })),
       doc: {
         operationId: "healthz",
         summary: "Liveness",
@@ -167,7 +168,7 @@ export function createApp(options: AppOptions): App {
     {
       method: "GET",
       path: "/openapi.json",
-      run: () => Promise.resolve(new Response((openapiJson ??= JSON.stringify(documented())), { status: 200, headers: { "content-type": JSON_TYPE, "access-control-allow-origin": "*" } })),
+      run: () => Promise.resolve(new Response((openapiJson ??= JSON.stringify(documented())), { status: 200, headers: { "content-type": JSON_TYPE, "access-control-allow-origin": "*", "x-content-type-options": NOSNIFF } })),
       doc: { operationId: "openapi", summary: "This OpenAPI 3.1 document", tag: "Service", security: "none", success: { status: 200, description: "The document." }, errors: [] },
     },
   ];
@@ -231,7 +232,7 @@ export function createApp(options: AppOptions): App {
   };
 }
 
-const NO_STORE_JSON = { "content-type": JSON_TYPE, "cache-control": "no-store" } as const;
+const NO_STORE_JSON = { "content-type": JSON_TYPE, "cache-control": "no-store", "x-content-type-options": NOSNIFF } as const;
 
 function notReady(reason: "draining" | "storage_timeout" | "storage_unavailable", detail: string): Response {
   const body = { ready: false, reason, detail, code: "service.unavailable", status: 503 };

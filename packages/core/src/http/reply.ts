@@ -28,15 +28,21 @@ export function okJson(json: string): Reply {
 /** The Content-Type of every JSON body. */
 export const JSON_TYPE = "application/json";
 
+/**
+ * `X-Content-Type-Options: nosniff`, on every response the app builds (errors, 404s and 204s included): a
+ * browser must never guess another type (HTML, script) for a body than the one declared.
+ */
+export const NOSNIFF = "nosniff";
+
 /** A Response for a Reply, serialized once with JSON.stringify. */
 export function replyResponse(reply: Reply, headers?: Record<string, string>): Response {
+  const h = headers ?? {};
+  h["x-content-type-options"] = NOSNIFF;
   if (reply.json !== undefined) {
-    const h = headers ?? {};
     h["content-type"] = reply.contentType ?? JSON_TYPE;
     return new Response(reply.json, { status: reply.status, headers: h });
   }
-  if (reply.body === undefined) return new Response(null, headers ? { status: reply.status, headers } : { status: reply.status });
-  const h = headers ?? {};
+  if (reply.body === undefined) return new Response(null, { status: reply.status, headers: h });
   h["content-type"] = JSON_TYPE;
   return new Response(JSON.stringify(reply.body), { status: reply.status, headers: h });
 }
@@ -45,6 +51,7 @@ export function replyResponse(reply: Reply, headers?: Record<string, string>): R
 export function errorResponse(error: ServiceError, headers?: Record<string, string>): Response {
   const h: Record<string, string> = headers ?? {};
   h["content-type"] = JSON_TYPE;
+  h["x-content-type-options"] = NOSNIFF;
   if (error.headers) for (const name in error.headers) h[name.toLowerCase()] = error.headers[name] as string;
   return new Response(JSON.stringify(error.toBody()), { status: error.status, headers: h });
 }

@@ -25,29 +25,54 @@ const ALWAYS_REFUSED: ReadonlySet<AddressClass> = new Set(["metadata", "invalid"
 /** The longest webhook URL accepted. */
 export const MAX_URL_LENGTH = 2048;
 
-function refuse(problem: WebhookUrlProblem, reason: string): WebhookUrlCheck {
+function refuse(problem: WebhookUrlProblem, reason: string): { readonly ok: false; readonly reason: string; readonly problem: WebhookUrlProblem } {
   return { ok: false, problem, reason };
 }
 
+/** The syntactic part of the check (no DNS): the parsed URL, or why it is refused. */
+export function checkWebhookUrlShape(
+  url: string | URL,
+  allowHttp: boolean,
+): { readonly ok: true; readonly url: URL } | { readonly ok: false; readonly reason: string; readonly problem: WebhookUrlProblem } {
+  const text = String(url);
+  if (text.length > MAX_URL_LENGTH) return refuse("invalid", `the webhook URL is longer than ${MAX_URL_LENGTH} characters`);
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return refuse("invalid", "the webhook URL is not a valid absolute URL");
+  }
+  if (u.protocol !== "https:" && !(u.protocol === "http:" && allowHttp)) {
+    return refuse("scheme", allowHttp ? "the webhook URL must use https or http" : "the webhook URL must use https");
+  }
+  if (u.username !== "" || u.password !== "") return refuse("credentials", "the webhook URL must not contain credentials");
+  // A fragment is never sent to the receiver, and one holding `@host` makes the URL read as another host to a
+  // person (`https://8.8.8.8#@127.0.0.1/`). `new URL` keeps an empty `#` only in href, so look at the text too.
+  if (u.hash !== "" || u.href.includes("#")) return refuse("invalid", "the webhook URL must not contain a fragment (#)");
+  if (u.hostname === "") return refuse("invalid", "the webhook URL has no host");
+  return { ok: true, url: u };
+}
+
+/** The `detail` of a 422 `validation.invalid_url`: the reason as a sentence, one style for every refusal. */
+export function webhookUrlDetail(reason: string): string {
+  return `${reason.charAt(0).toUpperCase()}${reason.slice(1)}.`;
+}
+
+/** "a private", "an unspecified": the article that fits the class name as it is written in the message. */
+function withArticle(word: string): string {
+  return `${/^[aeiou]/i.test(word) ? "an" : "a"} ${word}`;
+}
+
 /**
- * Checks a webhook URL: `https:` (or `http:` with `allowHttp`), no user or password, and a host that is a
+ * Checks a webhook URL: `https:` (or `http:` with `allowHttp`), no user or password, no fragment, and a host that is a
  * public address or resolves only to public addresses (`allowPrivateNetworks` lifts that, except for cloud
  * metadata addresses). Resolution failures are refusals too. Run at creation and again before every attempt.
  */
 export async function checkWebhookUrl(url: string | URL, options: WebhookUrlOptions, resolve: ResolveHost): Promise<WebhookUrlCheck> {
-  let u: URL;
-  if (String(url).length > MAX_URL_LENGTH) return refuse("invalid", `the webhook URL is longer than ${MAX_URL_LENGTH} characters`);
-  try {
-    u = new URL(url);
-  } catch {
-    return refuse("invalid", "the webhook URL is not a valid absolute URL");
-  }
-  if (u.protocol !== "https:" && !(u.protocol === "http:" && options.allowHttp)) {
-    return refuse("scheme", options.allowHttp ? "the webhook URL must use https or http" : "the webhook URL must use https");
-  }
-  if (u.username !== "" || u.password !== "") return refuse("credentials", "the webhook URL must not contain credentials");
+  const shape = checkWebhookUrlShape(url, options.allowHttp);
+  if (!shape.ok) return shape;
+  const u = shape.url;
   const host = u.hostname;
-  if (host === "") return refuse("invalid", "the webhook URL has no host");
 
   let addresses: string[];
   const literal = parseIpAddress(host);
@@ -67,7 +92,7 @@ export async function checkWebhookUrl(url: string | URL, options: WebhookUrlOpti
     if (options.allowPrivateNetworks && !ALWAYS_REFUSED.has(cls)) continue;
     // The resolved address itself stays out of the message: it would reveal internal DNS to the caller.
     const what = literal ? `the webhook host ${host} is` : `the webhook host ${host} resolves to`;
-    return refuse("blocked", `${what} a ${cls.replace("_", "-")} address, which is not allowed`);
+    return refuse("blocked", `${what} ${withArticle(cls.replace("_", "-"))} address, which is not allowed`);
   }
   return { ok: true, url: u, addresses };
 }

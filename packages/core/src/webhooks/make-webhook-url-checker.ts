@@ -2,7 +2,7 @@
 import type { ServiceConfig } from "../config/config.ts";
 import { ServiceError } from "../errors/service-error.ts";
 import type { ResolveHost } from "./check-webhook-url.ts";
-import { checkWebhookUrl } from "./check-webhook-url.ts";
+import { checkWebhookUrl, webhookUrlDetail } from "./check-webhook-url.ts";
 
 /** Checks a URL given at webhook creation: null when acceptable, else 422 `validation.invalid_url` naming the reason. */
 export type WebhookUrlChecker = (url: string) => Promise<ServiceError | null>;
@@ -12,6 +12,6 @@ export function makeWebhookUrlChecker(config: ServiceConfig, resolve: ResolveHos
   const options = { allowHttp: config.webhooks.allowHttp, allowPrivateNetworks: config.webhooks.allowPrivateNetworks };
   return async (url) => {
     const check = await checkWebhookUrl(url, options, resolve);
-    return check.ok ? null : new ServiceError(422, "validation.invalid_url", check.reason);
+    return check.ok ? null : new ServiceError(422, "validation.invalid_url", webhookUrlDetail(check.reason));
   };
 }

@@ -16,7 +16,7 @@ import type { AccountRecord, AdmitInput, AdmitQuota, AdmitResult, ApiKeyRecord, 
 import type { AppContext, ClientInfo } from "../app-options.ts";
 import { unavailable } from "../fail-closed.ts";
 import { parseQuery } from "../query.ts";
-import { asServiceError, describeError, JSON_TYPE } from "../reply.ts";
+import { asServiceError, describeError, JSON_TYPE, NOSNIFF } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";
 import type { RouteRun } from "../route.ts";
 import type { AnyDataEndpoint } from "./data-endpoint.ts";
@@ -62,11 +62,12 @@ function responseHeaders(window: WindowInfo | null, cors: boolean): Record<strin
   const h: Record<string, string> = window
     ? {
         "content-type": JSON_TYPE,
+        "x-content-type-options": NOSNIFF,
         "x-ratelimit-limit": String(window.limit),
         "x-ratelimit-remaining": String(window.remaining),
         "x-ratelimit-reset": String(Math.ceil(window.resetAt / 1000)),
       }
-    : { "content-type": JSON_TYPE };
+    : { "content-type": JSON_TYPE, "x-content-type-options": NOSNIFF };
   if (cors) {
     h["access-control-allow-origin"] = "*";
     h["access-control-expose-headers"] = EXPOSE_HEADERS;
