@@ -52,12 +52,23 @@ export interface Instance {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `benchdata serve --port 0` and waits for its "listening" log line. */
-export function startServe(args: string[], env: Record<string, string> = {}): Promise<Instance> {
+/** A JavaScript runtime that runs the CLI: Node, or the real Bun and Deno from their npm packages. */
+export type Runtime = "node" | "bun" | "deno";
+
+/** The command that runs the CLI with `args` on `runtime`. */
+export function cliCommand(runtime: Runtime, args: string[]): [string, string[]] {
+  if (runtime === "bun") return [fileURLToPath(new URL("../../../node_modules/.bin/bun", import.meta.url)), [BIN, ...args]];
+  if (runtime === "deno") return [fileURLToPath(new URL("../../../node_modules/.bin/deno", import.meta.url)), ["run", "-A", BIN, ...args]];
+  return [process.execPath, [BIN, ...args]];
+}
+
+/** Starts `benchdata serve --port 0` (on Node unless another runtime is named) and waits for its "listening" log line. */
+export function startServe(args: string[], env: Record<string, string> = {}, runtime: Runtime = "node"): Promise<Instance> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--host", "127.0.0.1", ...args], {
+    const [command, commandArgs] = cliCommand(runtime, ["serve", "--port", "0", "--host", "127.0.0.1", ...args]);
+    const child = spawn(command, commandArgs, {
       cwd: REPO,
-      env: { ...process.env, ...env },
+      env: { ...process.env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const logs: string[] = [];

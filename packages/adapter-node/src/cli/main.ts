@@ -82,7 +82,8 @@ async function serveCommand(argv: string[]): Promise<number> {
     logger,
     clockOffsetMs: Number(process.env.BENCHDATA_CLOCK_OFFSET_MS ?? 0) || 0,
   });
-  logger.info("listening", { url: running.url, port: running.port, db: redactDb(db), admin_api: adminToken !== null });
+  const driver = (running.storage as { driver?: string }).driver ?? "memory";
+  logger.info("listening", { url: running.url, port: running.port, db: redactDb(db), storage_driver: driver, http_server: running.handle.kind, admin_api: adminToken !== null });
   installShutdown(running.handle, (m) => logger.info(m));
   return new Promise<number>(() => {});
 }

@@ -1,6 +1,7 @@
 /**
  * Wires a running benchdata: storage from a URL, the HTTP app, the webhook delivery and billing workers,
- * and the node:http server, with one shutdown path (drain requests, stop workers, close storage).
+ * and the runtime's own HTTP server (node:http, Bun.serve or Deno.serve), with one shutdown path (drain
+ * requests, stop workers, close storage).
  */
 import type { Clock, Logger, ServiceConfig, Storage } from "@benchdata/core";
 import { createBillingWorker, createDeliveryWorker, createMemoryStorage, cryptoRandom, makeWebhookUrlChecker, sendTestEvent, simulatedProcessor, systemClock } from "@benchdata/core";
@@ -8,8 +9,8 @@ import type { PaymentProcessor } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import { openStorage } from "@benchdata/storage-kysely";
 import { hashSecretNode } from "../hash-secret-node.ts";
-import { serve } from "../serve.ts";
-import type { ServeHandle } from "../serve.ts";
+import { serveOnRuntime } from "../runtime-serve.ts";
+import type { RuntimeServeHandle } from "../runtime-serve.ts";
 import { nodeResolve, nodeTransport } from "../webhook-transport.ts";
 import { stripeProcessor } from "../stripe-processor.ts";
 
@@ -35,7 +36,7 @@ export interface Running {
   readonly url: string;
   readonly port: number;
   readonly storage: Storage;
-  readonly handle: ServeHandle;
+  readonly handle: RuntimeServeHandle;
   /** Stops accepting, drains in-flight requests, stops the workers, closes storage. */
   stop(): Promise<void>;
 }
@@ -79,7 +80,7 @@ export async function startService(options: {
     },
   });
   let workersRunning = false;
-  const handle = await serve({
+  const handle = await serveOnRuntime({
     fetch: app.fetch,
     port: options.port,
     ...(options.host !== undefined ? { host: options.host } : {}),
