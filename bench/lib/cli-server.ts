@@ -46,7 +46,8 @@ export function startCliServer(options: CliServerOptions): Promise<CliServer> {
   const [file, argv] = wrapper.length > 0 ? [wrapper[0] as string, [...wrapper.slice(1), process.execPath, ...args]] : [process.execPath, args];
   const child: ChildProcess = spawn(file, argv, {
     cwd: options.cwd ?? repoRoot,
-    env: { ...process.env, NODE_ENV: "production", BENCHDATA_ADMIN_TOKEN: options.adminToken, ...options.env },
+    // A PostgreSQL deployment must configure the operator key sealing webhook secrets (a fixed one will do here).
+    env: { ...process.env, NODE_ENV: "production", BENCHDATA_ADMIN_TOKEN: options.adminToken, BENCHDATA_WEBHOOK_KEYS: `bench:${Buffer.alloc(32, 1).toString("base64")}`, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

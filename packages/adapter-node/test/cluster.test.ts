@@ -40,7 +40,8 @@ describe.skipIf(!hasPg)("cluster: three serve instances on one PostgreSQL databa
     writeFileSync(join(dir, "data.csv"), rows.join("\n") + "\n");
     const imported = cli(["import", join(dir, "data.csv"), "--db", db.url]);
     expect(imported.status, imported.stderr).toBe(0);
-    const env = { BENCHDATA_ADMIN_TOKEN: ADMIN };
+    // PostgreSQL deployments configure the operator key sealing webhook secrets, the same on every instance.
+    const env = { BENCHDATA_ADMIN_TOKEN: ADMIN, BENCHDATA_WEBHOOK_KEYS: `k1:${Buffer.alloc(32, 7).toString("base64")}` };
     for (const offset of [-120_000, 0, 120_000]) {
       nodes.push(await startServe(["--db", db.url, "--config", config], { ...env, BENCHDATA_CLOCK_OFFSET_MS: String(offset) }));
     }

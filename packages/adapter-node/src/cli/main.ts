@@ -1,5 +1,5 @@
 /** The `benchdata` command: serve, demo, migrate, accounts, keys, import. */
-import { jsonLogger, redact } from "@benchdata/core";
+import { jsonLogger, redact, resealWebhookSecrets } from "@benchdata/core";
 import { installShutdown } from "../serve.ts";
 import { dbUrl, intFlag, parse, UsageError } from "./args.ts";
 import { ConfigError, loadConfig } from "./config-file.ts";
@@ -7,6 +7,7 @@ import { openDb, startService } from "./runtime.ts";
 import { adminCall } from "./admin-call.ts";
 import { runImport } from "./import-command.ts";
 import { runDemo } from "./demo.ts";
+import { loadSecretBox } from "./secret-keys.ts";
 
 const USAGE: Record<string, string> = {
   main: `benchdata — the Benchmark Data Service
@@ -24,6 +25,7 @@ Commands:
   accounts end-sessions   end every console session of an account
   keys create        create an API key for an account and print it (the raw key is shown once)
   import FILE        load live observations from CSV or NDJSON, all or nothing
+  webhooks reseal    re-seal every webhook signing secret under the current operator key
 
 Every command takes --db URL (sqlite:PATH, postgres://…, memory:; env BENCHDATA_DB;
 default sqlite:./benchdata.db) and --help.`,
@@ -59,6 +61,13 @@ release-hold  lifts the hold on automatic charges for the current billing period
   keys: `Usage: benchdata keys create --account ACC_ID --name NAME --environment live|test --scopes S1,S2 [--db URL] [--config FILE]
 
 Prints the key record with "raw_key" (shown once). Scopes must be permitted by the account's tier.`,
+  webhooks: `Usage: benchdata webhooks reseal [--db URL]
+
+Re-seals every stored webhook signing secret (and a rotation's previous one) under the current operator
+key: the first entry of BENCHDATA_WEBHOOK_KEYS (or of BENCHDATA_WEBHOOK_KEYS_FILE, or of the key file
+beside a SQLite database). To retire an operator key: put a new key first, keep the old one after it on
+every instance, run this, then remove the old one. Prints {"resealed", "unchanged", "failed", "key_id"};
+exits 1 when any secret could not be opened (its key is missing from the list).`,
   import: `Usage: benchdata import FILE [--db URL] [--format csv|ndjson]
 
 Loads rows of business_id, category, segment, period, metric, value (CSV with a header row, or
@@ -241,6 +250,24 @@ async function keysCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
+async function webhooksCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === "--help" || sub === "-h" || sub === undefined) return help("webhooks");
+  if (sub !== "reseal") throw new UsageError(`unknown webhooks command "${sub}"`);
+  const { values } = parse(rest, { db: { type: "string" } });
+  if (values.help) return help("webhooks");
+  const db = dbUrl(values.db);
+  const { box } = await loadSecretBox(db, { generate: true });
+  const storage = await openDb(db);
+  try {
+    const report = await resealWebhookSecrets(storage, box);
+    out({ ...report, key_id: box.currentKeyId });
+    return report.failed > 0 ? 1 : 0;
+  } finally {
+    await storage.close();
+  }
+}
+
 async function importCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { db: { type: "string" }, format: { type: "string" } }, 1);
   if (values.help) return help("import");
@@ -267,6 +294,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   accounts: accountsCommand,
   keys: keysCommand,
   import: importCommand,
+  webhooks: webhooksCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */

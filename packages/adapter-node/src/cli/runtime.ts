@@ -3,8 +3,18 @@
  * and the runtime's own HTTP server (node:http, Bun.serve or Deno.serve), with one shutdown path (drain
  * requests, stop workers, close storage).
  */
-import type { Clock, Logger, ServiceConfig, Storage } from "@benchdata/core";
-import { createBillingWorker, createDeliveryWorker, createMemoryStorage, cryptoRandom, makeWebhookUrlChecker, sendTestEvent, simulatedProcessor, systemClock } from "@benchdata/core";
+import type { Clock, Logger, SecretBox, ServiceConfig, Storage } from "@benchdata/core";
+import {
+  createBillingWorker,
+  createDeliveryWorker,
+  createMemoryStorage,
+  cryptoRandom,
+  makeWebhookUrlChecker,
+  resealWebhookSecrets,
+  sendTestEvent,
+  simulatedProcessor,
+  systemClock,
+} from "@benchdata/core";
 import type { PaymentProcessor } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import { openStorage } from "@benchdata/storage-kysely";
@@ -13,6 +23,7 @@ import { serveOnRuntime } from "../runtime-serve.ts";
 import type { RuntimeServeHandle } from "../runtime-serve.ts";
 import { nodeResolve, nodeTransport } from "../webhook-transport.ts";
 import { stripeProcessor } from "../stripe-processor.ts";
+import { loadSecretBox } from "./secret-keys.ts";
 
 /** Opens the storage a `--db` URL names (`memory:`, `sqlite:PATH`, `postgres://…`) and migrates it. */
 export async function openDb(url: string, logger?: Logger): Promise<Storage> {
@@ -52,15 +63,27 @@ export async function startService(options: {
   workers?: boolean;
   /** Shifts this instance's clock (tests of clock skew between instances; env BENCHDATA_CLOCK_OFFSET_MS). */
   clockOffsetMs?: number;
+  /** Seals webhook signing secrets; default: the operator keys `loadSecretBox` finds for `db` (PostgreSQL without one refuses to start). */
+  secretBox?: SecretBox;
 }): Promise<Running> {
   const { config, logger } = options;
+  let secretBox = options.secretBox;
+  if (!secretBox) {
+    const loaded = await loadSecretBox(options.db, { generate: true });
+    secretBox = loaded.box;
+    logger.info("webhook signing secrets sealed at rest", { key_id: secretBox.currentKeyId, key_source: loaded.source, ...(loaded.file ? { key_file: loaded.file } : {}) });
+  }
   const storage = await openDb(options.db, logger);
+  // Secrets stored in plain text before encryption at rest are sealed now; rows under an older operator
+  // key are left to `benchdata webhooks reseal` (instances still running with the old key list open them).
+  const resealed = await resealWebhookSecrets(storage, secretBox, { onlyPlaintext: true });
+  if (resealed.resealed > 0 || resealed.failed > 0) logger.info("plain-text webhook signing secrets sealed", { resealed: resealed.resealed, failed: resealed.failed });
   const offset = options.clockOffsetMs ?? 0;
   const clock: Clock = offset === 0 ? systemClock : { now: () => Date.now() + offset };
   const random = cryptoRandom;
   const resolve = nodeResolve;
   const transport = nodeTransport();
-  const deliveries = createDeliveryWorker({ storage, clock, random, transport, resolve, config, logger });
+  const deliveries = createDeliveryWorker({ storage, clock, random, transport, resolve, config, logger, secretBox });
   const billing = createBillingWorker({ storage, clock, random, processor: processorFor(config), config, logger, onEvents: () => deliveries.nudge() });
   const app = createApp({
     storage,
@@ -76,7 +99,8 @@ export async function startService(options: {
     },
     webhooks: {
       checkUrl: makeWebhookUrlChecker(config, resolve),
-      sendTest: (accountId: string) => sendTestEvent({ storage, clock, random, transport, resolve, config }, accountId),
+      sendTest: (accountId: string) => sendTestEvent({ storage, clock, random, transport, resolve, config, secretBox }, accountId),
+      secretBox,
     },
   });
   let workersRunning = false;

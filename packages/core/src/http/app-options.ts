@@ -7,6 +7,7 @@ import type { SecretHasher } from "../keys/api-key.ts";
 import type { FaultLog } from "../log/fault-log.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Storage } from "../storage/types.ts";
+import type { SecretBox } from "../webhooks/secret-box.ts";
 
 /** Resolves a console request to its account id, or null when the caller is not signed in. */
 export type ConsoleAuth = (request: Request) => Promise<string | null> | string | null;
@@ -25,6 +26,12 @@ export interface WebhookCapabilities {
   checkUrl?(url: string): Promise<ServiceError | null>;
   /** Sends one synthetic `quota.warning` to each of the account's webhooks; its result is the response body. */
   sendTest?(accountId: string): Promise<unknown>;
+  /**
+   * Seals signing secrets before they are stored (AES-GCM under the operator's key). Defaults to
+   * `plaintextSecretBox`, which stores them as given: embedders that keep secrets at rest must pass one
+   * (the CLI always does), and give the same box to the delivery worker.
+   */
+  secretBox?: SecretBox;
 }
 
 /** Options of `createApp`. */

@@ -540,6 +540,15 @@ export function createMemoryStorage(): Storage {
       const w = webhooks.get(webhookId);
       return w && w.accountId === accountId ? w : null;
     },
+    async listWebhookSecrets() {
+      return [...webhooks.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((w) => ({ webhookId: w.id, field: "current" as const, secret: w.secret }));
+    },
+    async replaceWebhookSecret({ webhookId, field, from, to }) {
+      const w = webhooks.get(webhookId);
+      if (!w || field !== "current" || w.secret !== from) return false;
+      webhooks.set(webhookId, { ...w, secret: to });
+      return true;
+    },
     async deleteWebhook(accountId, webhookId) {
       const w = webhooks.get(webhookId);
       if (!w || w.accountId !== accountId) return false;

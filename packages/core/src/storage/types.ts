@@ -69,7 +69,7 @@ export interface KeyLookup {
   readonly version: number;
 }
 
-/** A webhook endpoint, with its signing secret (server-side only). */
+/** A webhook endpoint, with its signing secret (server-side only; sealed at rest, see `SecretBox`). */
 export interface WebhookRecord {
   readonly id: string;
   readonly accountId: string;
@@ -394,6 +394,13 @@ export interface Storage {
   createWebhook(webhook: WebhookRecord, maxWebhooks: number): Promise<"created" | "limit">;
   listWebhooks(accountId: string): Promise<WebhookRecord[]>;
   getWebhook(accountId: string, webhookId: string): Promise<WebhookRecord | null>;
+  /**
+   * Every stored signing secret of every webhook (sealed or, from before encryption at rest, plain), for
+   * re-sealing: `current` is the webhook's secret, `previous` the one a rotation keeps for its overlap.
+   */
+  listWebhookSecrets(): Promise<{ webhookId: string; field: "current" | "previous"; secret: string }[]>;
+  /** Replaces one stored secret with another form of it, only if it still holds `from` (compare-and-set). */
+  replaceWebhookSecret(input: { webhookId: string; field: "current" | "previous"; from: string; to: string }): Promise<boolean>;
   /** Deletes a webhook; its pending deliveries stop (become dead). False when no such webhook. */
   deleteWebhook(accountId: string, webhookId: string): Promise<boolean>;
   /** Writes an event and its deliveries in one transaction (for events not tied to another change). */

@@ -14,6 +14,8 @@ import type { ResolveHost } from "./check-webhook-url.ts";
 import { deliveryNextState } from "./delivery-next-state.ts";
 import type { WebhookTransport } from "./webhook-transport.ts";
 import type { WorkerLoop } from "./worker-loop.ts";
+import type { SecretBox } from "./secret-box.ts";
+import { plaintextSecretBox } from "./secret-box.ts";
 import { workerLoop } from "./worker-loop.ts";
 
 /** The capabilities and settings of a delivery worker. */
@@ -32,6 +34,8 @@ export interface DeliveryWorkerOptions {
   readonly pollIntervalMs?: number;
   /** A monotonic millisecond counter for latencies (default `performance.now`). */
   readonly elapsed?: () => number;
+  /** Opens the stored signing secrets (the app's box; default `plaintextSecretBox`). */
+  readonly secretBox?: SecretBox;
 }
 
 /** A delivery worker: `tick()` attempts what is due now; `start()`/`nudge()`/`stop()` run it as a loop. */
@@ -59,9 +63,14 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     elapsed: options.elapsed ?? (() => performance.now()),
   };
 
+  const box = options.secretBox ?? plaintextSecretBox;
+
   async function deliver(claim: ClaimedDelivery): Promise<void> {
+    // A secret that does not open (its operator key is not configured) is not an attempt: the delivery
+    // stays pending and is claimed again once its lease runs out, after the operator fixes the keys.
+    const secret = await box.open(claim.webhookId, claim.secret);
     const at = clock.now();
-    const outcome = await attemptWebhook(ctx, { url: claim.url, secret: claim.secret, eventId: claim.eventId, eventType: claim.eventType, body: claim.body, at });
+    const outcome = await attemptWebhook(ctx, { url: claim.url, secret, eventId: claim.eventId, eventType: claim.eventType, body: claim.body, at });
     const next = deliveryNextState(claim.attempt, outcome.error === null, clock.now(), config.webhooks.retryDelaysSeconds);
     const fields = {
       delivery_id: claim.deliveryId,

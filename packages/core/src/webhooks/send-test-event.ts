@@ -11,6 +11,8 @@ import type { Storage } from "../storage/types.ts";
 import { attemptWebhook } from "./attempt-webhook.ts";
 import type { ResolveHost } from "./check-webhook-url.ts";
 import type { WebhookTransport } from "./webhook-transport.ts";
+import type { SecretBox } from "./secret-box.ts";
+import { plaintextSecretBox } from "./secret-box.ts";
 
 /** What sending a test event needs. */
 export interface TestEventDeps {
@@ -23,6 +25,8 @@ export interface TestEventDeps {
   readonly logger?: Logger;
   /** A monotonic millisecond counter for durations (default `performance.now`). */
   readonly elapsed?: () => number;
+  /** Opens the stored signing secrets (default `plaintextSecretBox`). */
+  readonly secretBox?: SecretBox;
 }
 
 /** The outcome for one webhook, as the console endpoint answers it. */
@@ -78,7 +82,8 @@ export async function sendTestEvent(deps: TestEventDeps, accountId: string): Pro
   };
   const results = await Promise.all(
     webhooks.map(async (wh): Promise<TestEventResult> => {
-      const out = await attemptWebhook(ctx, { url: wh.url, secret: wh.secret, eventId, eventType: event.type, body, at: now });
+      const secret = await (deps.secretBox ?? plaintextSecretBox).open(wh.id, wh.secret);
+      const out = await attemptWebhook(ctx, { url: wh.url, secret, eventId, eventType: event.type, body, at: now });
       (deps.logger ?? silentLogger).info("webhook test event sent", { webhook_id: wh.id, event_id: eventId, status_code: out.statusCode, error: out.error });
       return { webhook_id: wh.id, url: wh.url, ok: out.error === null, response_status: out.statusCode, duration_ms: out.latencyMs, error: out.error };
     }),

@@ -657,6 +657,13 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       const r = await one(db, sql`SELECT * FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}`);
       return r ? webhookFromRow(r) : null;
     },
+    async listWebhookSecrets() {
+      return (await all(db, sql`SELECT id, secret FROM webhooks ORDER BY id`)).map((r) => ({ webhookId: String(r.id), field: "current" as const, secret: String(r.secret) }));
+    },
+    async replaceWebhookSecret({ webhookId, field, from, to }) {
+      if (field !== "current") return false;
+      return (await one(db, sql`UPDATE webhooks SET secret = ${to} WHERE id = ${webhookId} AND secret = ${from} RETURNING id`)) !== undefined;
+    },
     async deleteWebhook(accountId, webhookId) {
       return tx(async (trx) => {
         const gone = await one(trx, sql`DELETE FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId} RETURNING id`);

