@@ -25,6 +25,8 @@ export interface OpenStorageOptions {
   readonly queryTimeoutMs?: number;
   /** SQLite: how long to wait for another process's write lock (ms, default 5000). */
   readonly busyTimeoutMs?: number;
+  /** SQL stores: stamps per chunk of a key's admission log (default 128). Tests use small ones to cross chunk boundaries. */
+  readonly windowChunkSize?: number;
 }
 
 /** An opened storage, its kind and the driver under it (SQLite's depends on the runtime). */
@@ -51,7 +53,7 @@ export async function openStorage(url: string, options: OpenStorageOptions = {})
     if (path === "") throw new Error("sqlite: URL without a path (use sqlite:./benchdata.db)");
     const db = await openSqlite(path, { busyTimeoutMs: options.busyTimeoutMs ?? 5000 });
     configureSqlite(db, options.busyTimeoutMs ?? 5000);
-    const storage = createSqliteStorage(db, { clock: options.clock ?? "app", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}) });
+    const storage = createSqliteStorage(db, { clock: options.clock ?? "app", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}), ...(options.windowChunkSize !== undefined ? { windowChunkSize: options.windowChunkSize } : {}) });
     return Object.assign(storage, { driver: db.driver });
   }
   if (kind === "postgres") {

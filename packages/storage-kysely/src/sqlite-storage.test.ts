@@ -8,6 +8,7 @@ import { openStorage } from "./open-storage.ts";
 import type { OpenedStorage } from "./open-storage.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite/sqlite-schema.ts";
+import { encodeLog } from "./sqlite/stamp-log.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "benchdata-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,7 +17,8 @@ const file = (): string => join(dir, `store-${++n}.db`);
 
 storageConformance("sqlite", {
   async create() {
-    const s = await openStorage(`sqlite:${file()}`, { clock: "app" });
+    // Chunks of 7 stamps (128 by default): the suite's windows cross chunk boundaries.
+    const s = await openStorage(`sqlite:${file()}`, { clock: "app", windowChunkSize: 7 });
     await s.migrate();
     return s;
   },
@@ -44,6 +46,29 @@ describe("sqlite specifics", () => {
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.prepare("SELECT count(*) AS n FROM benchdata_migrations").get()).toEqual({ n: SQLITE_MIGRATIONS.length });
     db.close();
+  });
+
+  it("a key's whole log written before schema 9 is honoured at its next admission, then kept in chunks", async () => {
+    const path = file();
+    const s = await openStorage(`sqlite:${path}`, { clock: "app", windowChunkSize: 4 });
+    await s.migrate();
+    const T = Date.UTC(2026, 10, 25, 12);
+    await s.createAccount({ id: "acc_old", name: "Old", tier: "growth", createdAt: T, limits: {}, allowedCidrs: [], billing: {} });
+    // The row an older server leaves: the whole log as one blob, no head/next.
+    const raw = new Database(path);
+    raw.prepare("INSERT INTO rate_windows (key_id, stamps) VALUES (?, ?)").run("key_old", encodeLog(Array.from({ length: 10 }, (_, i) => T + i * 1000)));
+    raw.close();
+    const admit = (now: number, perMinute: number) => s.admit({ now, keyId: "key_old", accountId: "acc_old", perMinute, perDay: 1000, windowMs: 60_000, quota: null });
+    expect(await admit(T + 20_000, 10)).toMatchObject({ kind: "rate_limited", retryAfterMs: 40_000 });
+    expect(await admit(T + 20_001, 11)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T + 60_000 } });
+    expect(await admit(T + 60_000, 11)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T + 61_000 } });
+    await s.close();
+    const check = new Database(path);
+    const row = check.prepare("SELECT length(stamps) AS n, head, next FROM rate_windows WHERE key_id = 'key_old'").get() as { n: number; head: number; next: number };
+    expect(row).toEqual({ n: 0, head: 1, next: 12 });
+    const chunks = check.prepare("SELECT chunk FROM window_chunks WHERE key_id = 'key_old' ORDER BY chunk").all() as { chunk: number }[];
+    expect(chunks.map((c) => c.chunk)).toEqual([0, 1, 2]);
+    check.close();
   });
 
   it("fail closed: a database locked beyond busy_timeout rejects with service.unavailable", async () => {

@@ -490,6 +490,46 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect((await s.usage(a.id, T0 + 5000, 1, 100, 10)).today).toBe(3);
       });
 
+      it("a full window of 1,000 stamps: exact remaining, refused at the limit until the exact moment a slot frees, then one slot", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const at = (t: number) => s.admit(admitInput(a.id, k.id, T0 + t, { perMinute: 1000 }));
+        for (let i = 0; i < 1000; i++) {
+          expect(await at(i * 50)).toMatchObject({ kind: "allowed", minute: { remaining: 999 - i, resetAt: T0 + 60_000 } });
+        }
+        expect(await at(50_000)).toMatchObject({ kind: "rate_limited", window: "minute", retryAfterMs: 10_000, minute: { remaining: 0, resetAt: T0 + 60_000 } });
+        const peek = await s.peekLimits({ now: T0 + 50_000, keyId: k.id, accountId: a.id, perMinute: 1000, perDay: 1_000_000, windowMs: 60_000 });
+        expect(peek.minute).toEqual({ limit: 1000, remaining: 0, resetAt: T0 + 60_000 });
+        expect((await at(59_999)).kind).toBe("rate_limited");
+        // At 60 s the first stamp leaves: exactly one slot, and the next frees 50 ms later.
+        expect(await at(60_000)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T0 + 60_050 } });
+        expect(await at(60_001)).toMatchObject({ kind: "rate_limited", retryAfterMs: 49 });
+        expect(await at(60_050)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T0 + 60_100 } });
+        expect((await s.usage(a.id, T0 + 60_050, 1, 100, 10)).today).toBe(1002);
+      });
+
+      it("a key refused at its limit writes nothing; a lowered limit counts its newest stamps; a clock that steps back is kept in order", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const at = (t: number, perMinute: number) => s.admit(admitInput(a.id, k.id, T0 + t, { perMinute }));
+        for (let i = 0; i < 1000; i++) expect((await at(i * 10, 1000)).kind).toBe("allowed");
+        for (let i = 0; i < 50; i++) expect(await at(20_000 + i, 1000)).toMatchObject({ kind: "rate_limited", retryAfterMs: 40_000 - i });
+        expect((await s.usage(a.id, T0 + 20_050, 1, 100, 10)).today).toBe(1000);
+        // Lowered to 10: a slot frees when the 10th newest stamp (T0 + 9,900) leaves.
+        expect(await at(30_000, 10)).toMatchObject({ kind: "rate_limited", retryAfterMs: 39_900, minute: { limit: 10, remaining: 0, resetAt: T0 + 69_900 } });
+        expect(await at(30_001, 1001)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T0 + 60_000 } });
+        // The clock steps back 30 s: the stamp goes in order, second oldest.
+        expect(await at(5, 1002)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T0 + 60_000 } });
+        expect(await at(60_005, 1002)).toMatchObject({ kind: "allowed", minute: { remaining: 1, resetAt: T0 + 60_010 } });
+        expect(await at(60_006, 1002)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T0 + 60_010 } });
+        expect(await at(60_007, 1002)).toMatchObject({ kind: "rate_limited", retryAfterMs: 3 });
+        expect((await s.usage(a.id, T0 + 60_007, 1, 100, 10)).today).toBe(1004);
+      });
+
       it("300 concurrent requests admit exactly the per-minute limit", async () => {
         const a = account();
         await s.createAccount(a);

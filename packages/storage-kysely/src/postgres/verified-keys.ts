@@ -11,7 +11,7 @@
  * not remembered: every batch reads it. Hearing any other epoch than the last one forgets everything, so an
  * epoch the database reaches again (a restored backup, a failover) is trusted only for checks made after it.
  */
-import { BoundedMap } from "../sqlite/admission-memo.ts";
+import { BoundedMap } from "../bounded-map.ts";
 
 /** A hash found to name this active, unretired key of this account, in the state of the database at `epoch`. */
 interface Verified {

@@ -6,7 +6,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { AccountRecord, AdmitInput, ApiKeyRecord, Storage } from "@benchdata/core";
 import { openStorage } from "../open-storage.ts";
 import { createSqliteStorage } from "./sqlite-storage.ts";
-import { admissionMemo, BoundedMap } from "./admission-memo.ts";
+import { BoundedMap } from "../bounded-map.ts";
+import { admissionMemo } from "./admission-memo.ts";
+import type { ChunkRows } from "./window-chunks.ts";
+import { ChunkedWindow } from "./window-chunks.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "benchdata-memo-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -151,7 +154,7 @@ describe("admissionMemo", () => {
   it("keeps what it remembers only when a batch begins where the last one ended", () => {
     const memo = admissionMemo(10);
     memo.begin(mark(1, 0));
-    memo.windows.set("key_a", new Float64Array([1]));
+    memo.windows.set("key_a", ChunkedWindow.load({ readKey: () => undefined } as unknown as ChunkRows, "key_a", 4));
     memo.end(mark(1, 3));
     memo.begin(mark(1, 3));
     expect(memo.windows.has("key_a")).toBe(true);

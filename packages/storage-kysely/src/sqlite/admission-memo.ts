@@ -12,6 +12,8 @@
  * is forgotten before deciding. A batch that fails forgets everything too (its writes were rolled back).
  * So a remembered row is always exactly the row on disk, and the decisions are those of a fresh read.
  */
+import { BoundedMap } from "../bounded-map.ts";
+import type { ChunkedWindow } from "./window-chunks.ts";
 
 /** Where a connection stands: another connection's commit moves `dataVersion`, this connection's writes `totalChanges`. */
 export interface DatabaseMark {
@@ -40,30 +42,18 @@ export interface AdmissionMemo {
   end(mark: DatabaseMark): void;
   /** Forgets everything (a batch failed, or the store is closing). */
   forget(): void;
-  /** Window logs by key id, as stored. */
-  readonly windows: BoundedMap<Float64Array>;
+  /** Window logs by key id, as stored (with a few of their chunks). */
+  readonly windows: BoundedMap<ChunkedWindow>;
   /** Day counters by account id, as stored. */
   readonly days: BoundedMap<DayCount>;
   /** Remembered lookups, by key hash, that the hash, key and account rows were found to match. */
   readonly expectations: BoundedMap<CheckedExpectation>;
 }
 
-/** A Map that drops its oldest entry rather than grow past `capacity`. */
-export class BoundedMap<V> extends Map<string, V> {
-  constructor(private readonly capacity: number) {
-    super();
-  }
-
-  override set(key: string, value: V): this {
-    if (this.size >= this.capacity && !this.has(key)) this.delete(this.keys().next().value as string);
-    return super.set(key, value);
-  }
-}
-
 /** An AdmissionMemo remembering at most `capacity` windows, day counters and expectations each. */
 export function admissionMemo(capacity: number): AdmissionMemo {
   let mark: DatabaseMark | null = null;
-  const windows = new BoundedMap<Float64Array>(capacity);
+  const windows = new BoundedMap<ChunkedWindow>(capacity);
   const days = new BoundedMap<DayCount>(capacity);
   const expectations = new BoundedMap<CheckedExpectation>(capacity);
   const forget = (): void => {

@@ -238,4 +238,20 @@ BEGIN
 END;
 `,
   },
+  {
+    version: 9,
+    name: "admission logs in fixed-size chunks: an admission's cost no longer grows with the key's window",
+    sql: `
+-- A key's log is the stamps at indices head … next − 1, kept in chunks (window-chunks.ts); \`stamps\` is empty
+-- once a key's row is in this form (a whole log there, written by an older server, is split at its next admission).
+ALTER TABLE rate_windows ADD COLUMN head INTEGER;
+ALTER TABLE rate_windows ADD COLUMN next INTEGER;
+CREATE TABLE window_chunks (
+  key_id TEXT NOT NULL,
+  chunk  INTEGER NOT NULL,
+  stamps BLOB NOT NULL,
+  PRIMARY KEY (key_id, chunk)
+) WITHOUT ROWID;
+`,
+  },
 ];

@@ -75,7 +75,8 @@ import { SQLITE_MIGRATIONS } from "./sqlite-schema.ts";
 import { withSqliteStaging } from "./sqlite-staging.ts";
 import type { DatabaseMark, DayCount } from "./admission-memo.ts";
 import { admissionMemo } from "./admission-memo.ts";
-import { decodeLog, encodeLog, windowOverLog } from "./stamp-log.ts";
+import type { ChunkRows } from "./window-chunks.ts";
+import { ChunkedWindow, WINDOW_CHUNK_SIZE } from "./window-chunks.ts";
 
 /** Options of the SQLite storage. */
 export interface SqliteStorageOptions {
@@ -89,13 +90,14 @@ export interface SqliteStorageOptions {
   readonly cacheTtlMs?: number;
   /** How many windows, day counters and checked lookups admissions remember between batches (default 20,000). */
   readonly admissionMemoSize?: number;
+  /** Stamps per chunk of a key's admission log (default 128; see window-chunks.ts). Tests use small ones. */
+  readonly windowChunkSize?: number;
 }
 
 
 
 /** How many windows, day counters and checked lookups a connection's admissions remember (see admission-memo.ts). */
 const ADMISSION_MEMO_SIZE = 20_000;
-const EMPTY_LOG = new Float64Array(0);
 
 function quotaFromRow(r: Row | undefined): QuotaState {
   if (!r) return EMPTY_QUOTA;
@@ -232,14 +234,22 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return true;
   }
 
-  /** The key's admission log as stored (remembered, or read). */
-  function windowOf(keyId: string): Float64Array {
-    let log = memo.windows.get(keyId);
-    if (log === undefined) {
-      const r = q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(keyId) as { stamps: Uint8Array } | undefined;
-      memo.windows.set(keyId, (log = r === undefined ? EMPTY_LOG : decodeLog(r.stamps)));
-    }
-    return log;
+  const chunkSize = Math.max(1, Math.floor(options.windowChunkSize ?? WINDOW_CHUNK_SIZE));
+  /** The rows of the keys' chunked admission logs (window-chunks.ts). */
+  const chunkRows: ChunkRows = {
+    readKey: (keyId) => q("SELECT head, next, stamps FROM rate_windows WHERE key_id = ?").get(keyId) as { head: number | null; next: number | null; stamps: Uint8Array } | undefined,
+    readChunk: (keyId, chunk) => (q("SELECT stamps FROM window_chunks WHERE key_id = ? AND chunk = ?").get(keyId, chunk) as { stamps: Uint8Array } | undefined)?.stamps,
+    writeChunk: (keyId, chunk, stamps) => void q("INSERT INTO window_chunks (key_id, chunk, stamps) VALUES (?, ?, ?) ON CONFLICT (key_id, chunk) DO UPDATE SET stamps = excluded.stamps").run(keyId, chunk, stamps),
+    deleteChunksBelow: (keyId, chunk) => void q("DELETE FROM window_chunks WHERE key_id = ? AND chunk < ?").run(keyId, chunk),
+    writeKey: (keyId, head, next) =>
+      void q("INSERT INTO rate_windows (key_id, stamps, head, next) VALUES (?, X'', ?, ?) ON CONFLICT (key_id) DO UPDATE SET stamps = X'', head = excluded.head, next = excluded.next").run(keyId, head, next),
+  };
+
+  /** The key's admission log as stored (remembered, or read); the batch's own changes first (see `dirtyDays`). */
+  function windowOf(keyId: string, dirtyWindows: Map<string, ChunkedWindow>): ChunkedWindow {
+    let w = dirtyWindows.get(keyId) ?? memo.windows.get(keyId);
+    if (w === undefined) memo.windows.set(keyId, (w = ChunkedWindow.load(chunkRows, keyId, chunkSize)));
+    return w;
   }
 
   /** The account's day counter as stored (remembered, or read). */
@@ -253,14 +263,15 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   }
 
   /**
-   * One admission, inside the batch's write transaction. Windows and quotas are written per admission, day
-   * counters once at the end of the batch (`dirtyDays`); a key or account that comes twice in a batch sees its
-   * own earlier admission.
+   * One admission, inside the batch's write transaction. Quotas are written per admission, windows and day
+   * counters once at the end of the batch (`dirtyWindows`, `dirtyDays`); a key or account that comes twice in a
+   * batch sees its own earlier admission.
    */
-  function admitIn(input: AdmitInput, dirtyDays: Map<string, DayCount>): AdmitResult {
+  function admitIn(input: AdmitInput, dirtyDays: Map<string, DayCount>, dirtyWindows: Map<string, ChunkedWindow>): AdmitResult {
     const now = timeOf(input.now);
     if (input.expect !== undefined && !expectationHolds(input, input.expect)) return { kind: "stale", now };
-    const minuteD = windowOverLog(windowOf(input.keyId), now, input.perMinute, input.windowMs);
+    const window = windowOf(input.keyId, dirtyWindows);
+    const minuteD = window.decide(chunkRows, now, input.perMinute, input.windowMs);
     // The batch's own counter first: it holds this batch's increments, which reach the table (and could be
     // missing from a memo that dropped the account mid-batch) only at the batch's end.
     const counter = dirtyDays.get(input.accountId) ?? dayOf(input.accountId, now);
@@ -279,9 +290,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
         retryAfterMs: Math.max(minuteD.retryAfterMs, dayD.retryAfterMs),
       };
     }
-    const log = minuteD.log as Float64Array;
-    q("INSERT INTO rate_windows (key_id, stamps) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET stamps = excluded.stamps").run(input.keyId, encodeLog(log));
-    memo.windows.set(input.keyId, log);
+    window.admit(chunkRows, minuteD.first, now);
+    dirtyWindows.set(input.keyId, window);
     counter.day = dayD.day;
     counter.count = dayD.count;
     dirtyDays.set(input.accountId, counter);
@@ -325,7 +335,12 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   const admitTx = immediate((inputs: readonly AdmitInput[]): AdmitResult[] => {
     memo.begin(readMark());
     const dirtyDays = new Map<string, DayCount>();
-    const results = inputs.map((input) => admitIn(input, dirtyDays));
+    const dirtyWindows = new Map<string, ChunkedWindow>();
+    const results = inputs.map((input) => admitIn(input, dirtyDays, dirtyWindows));
+    for (const [keyId, w] of dirtyWindows) {
+      w.flush(chunkRows);
+      memo.windows.set(keyId, w);
+    }
     const put = q("INSERT INTO day_counters (account_id, day, count) VALUES (?, ?, ?) ON CONFLICT (account_id) DO UPDATE SET day = excluded.day, count = excluded.count");
     for (const [accountId, d] of dirtyDays) put.run(accountId, d.day, d.count);
     memo.end(readMark());
@@ -364,13 +379,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   /** The key's window and the account's day as they stand (core's memory store reads them the same way); writes nothing. */
   const peekLimitsTx = db.transaction((input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number }): { now: number; minute: WindowInfo; day: WindowInfo } => {
     const now = timeOf(input.now);
-    const w = q("SELECT stamps FROM rate_windows WHERE key_id = ?").get(input.keyId) as { stamps: Uint8Array } | undefined;
-    const stamps = w ? decodeLog(w.stamps) : EMPTY_LOG;
-    // The log is ascending: the live stamps are its suffix after the last one at or before the window's floor.
-    let first = 0;
-    while (first < stamps.length && stamps[first]! <= now - input.windowMs) first++;
-    const live = stamps.length - first;
-    const oldest = live >= input.perMinute && input.perMinute > 0 ? stamps[stamps.length - input.perMinute]! : live > 0 ? stamps[first]! : now;
+    const { live, oldest } = ChunkedWindow.load(chunkRows, input.keyId, chunkSize).peek(chunkRows, now, input.perMinute, input.windowMs);
     const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(input.accountId) as { day: number; count: number } | undefined;
     const today = utcDay(now);
     const count = d && d.day === today ? d.count : 0;

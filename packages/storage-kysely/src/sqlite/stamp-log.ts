@@ -1,6 +1,6 @@
 /**
- * core's `slidingWindow` over an admission log kept as a Float64Array (ascending) without turning it into a
- * JavaScript array and back, and the log's stored form: the hot path decides and writes one log per request.
+ * The stored form of a run of admission stamps (a chunk of a key's log, window-chunks.ts; before schema 9,
+ * a key's whole log).
  *
  * Stored form. A log of whole milliseconds whose consecutive stamps are at most 65,535 ms apart (every live
  * log of a 60-second window on a millisecond clock) is stored compactly: a tag byte 0x01, the first stamp as
@@ -16,7 +16,7 @@ const MAX_GAP = 0xffff;
 const NO_BYTES = new Uint8Array(0);
 
 /** A log's stored bytes: compact where it can be (see above), plain float64 otherwise. */
-export function encodeLog(log: Float64Array): Uint8Array {
+export function encodeLog(log: ArrayLike<number>): Uint8Array {
   const n = log.length;
   if (n === 0) return NO_BYTES;
   let compact = Number.isInteger(log[0]);
@@ -46,49 +46,4 @@ export function decodeLog(bytes: Uint8Array): Float64Array {
   out[0] = stamp;
   for (let i = 1, at = 9; i < n; i++, at += 2) out[i] = stamp += bytes[at]! | (bytes[at + 1]! << 8);
   return out;
-}
-
-/** What `windowOverLog` decided: the same figures as core's SlidingWindowDecision, and the log to store when allowed. */
-export interface LogDecision {
-  readonly allowed: boolean;
-  readonly remaining: number;
-  readonly resetAt: number;
-  readonly retryAfterMs: number;
-  /** The new log (the live stamps and `now`, ascending), or null when refused. */
-  readonly log: Float64Array | null;
-}
-
-/** Decides one request at `now` against a log exactly as core's `slidingWindow` does. */
-export function windowOverLog(stamps: Float64Array, now: number, limit: number, windowMs: number): LogDecision {
-  const n = stamps.length;
-  const floor = now - windowMs;
-  // The log is ascending: binary search for the first stamp inside the window.
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (stamps[mid]! <= floor) lo = mid + 1;
-    else hi = mid;
-  }
-  const live = n - lo;
-  if (limit <= 0) return { allowed: false, remaining: 0, resetAt: now + windowMs, retryAfterMs: windowMs, log: null };
-  if (live < limit) {
-    const out = new Float64Array(live + 1);
-    // `now` goes in order (a clock that stepped back can leave newer stamps in the log).
-    let at = n;
-    while (at > lo && stamps[at - 1]! > now) at--;
-    out.set(stamps.subarray(lo, at), 0);
-    out[at - lo] = now;
-    out.set(stamps.subarray(at, n), at - lo + 1);
-    return {
-      allowed: true,
-      remaining: limit - (live + 1),
-      resetAt: out[0]! + windowMs,
-      retryAfterMs: 0,
-      log: out,
-    };
-  }
-  // Full: a slot frees when the (live - limit + 1)-th oldest stamp leaves the window.
-  const freesAt = stamps[n - limit]! + windowMs;
-  return { allowed: false, remaining: 0, resetAt: freesAt, retryAfterMs: Math.max(1, freesAt - now), log: null };
 }

@@ -33,7 +33,8 @@ export async function differential<Op>(d: Differential<Op>): Promise<void> {
     const stores: { name: string; s: Storage }[] = [];
     let dropPg: (() => Promise<void>) | null = null;
     beforeAll(async () => {
-      const sqlite = await openStorage(`sqlite:${join(dir, "differential.db")}`, { clock: "app" });
+      // Chunks of 2 stamps: the windows of a few stamps cross chunk boundaries (window-chunks.ts).
+      const sqlite = await openStorage(`sqlite:${join(dir, "differential.db")}`, { clock: "app", windowChunkSize: 2 });
       await sqlite.migrate();
       stores.push({ name: "sqlite", s: sqlite });
       if (pgOn) {
