@@ -33,6 +33,8 @@ export interface CliServerOptions {
   wrapper?: string[];
   /** Working directory (where --cpu-prof writes by default). */
   cwd?: string;
+  /** The command that runs the CLI instead of `node CLI_BIN`, e.g. `["bun", CLI_BIN]` or a single executable. */
+  command?: readonly string[];
 }
 
 /** The CLI entry the package's `bin` names. */
@@ -40,10 +42,16 @@ export const CLI_BIN = join(repoRoot, "packages/adapter-node/bin/benchdata.js");
 
 /** Starts `benchdata serve --port 0 --host 127.0.0.1` and resolves once it logs `listening` (rejects after 60 s). */
 export function startCliServer(options: CliServerOptions): Promise<CliServer> {
-  const args = [...(options.nodeArgs ?? []), CLI_BIN, "serve", "--db", options.db, "--port", "0", "--host", "127.0.0.1"];
-  if (options.configFile !== undefined) args.push("--config", options.configFile);
+  const serveArgs = ["serve", "--db", options.db, "--port", "0", "--host", "127.0.0.1"];
+  if (options.configFile !== undefined) serveArgs.push("--config", options.configFile);
+  const args = [...(options.nodeArgs ?? []), CLI_BIN, ...serveArgs];
   const wrapper = options.wrapper ?? [];
-  const [file, argv] = wrapper.length > 0 ? [wrapper[0] as string, [...wrapper.slice(1), process.execPath, ...args]] : [process.execPath, args];
+  const [file, argv] =
+    options.command !== undefined
+      ? [options.command[0] as string, [...options.command.slice(1), ...serveArgs]]
+      : wrapper.length > 0
+        ? [wrapper[0] as string, [...wrapper.slice(1), process.execPath, ...args]]
+        : [process.execPath, args];
   const child: ChildProcess = spawn(file, argv, {
     cwd: options.cwd ?? repoRoot,
     // A PostgreSQL deployment must configure the operator key sealing webhook secrets (a fixed one will do here).

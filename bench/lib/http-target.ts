@@ -14,7 +14,7 @@ export interface HttpTarget {
   /** Path of the server script, absolute or relative to the repository root. */
   script: string;
   /** Runtime that runs the script: node (TypeScript through tsx) or bun. Defaults to node. */
-  runtime?: "node" | "bun";
+  runtime?: "node" | "bun" | "deno";
   /** Extra environment for the server process (PORT is left to the script: 0 means any free port). */
   env?: Record<string, string>;
   /** What to request; defaults to GET /. A function is called once the server listens (e.g. to read the keys it seeded). */
@@ -66,6 +66,7 @@ export function cpuMsOf(pid: number | undefined): number | null {
 function command(target: HttpTarget): [string, string[]] {
   const script = resolve(repoRoot, target.script);
   if (target.runtime === "bun") return [join(repoRoot, "node_modules/.bin/bun"), [script]];
+  if (target.runtime === "deno") return [join(repoRoot, "node_modules/.bin/deno"), ["run", "-A", "--no-check", script]];
   // `--import tsx` runs TypeScript in this one process (the tsx CLI would add a parent process).
   const args = ["--import", "tsx", script];
   if (target.wrapper !== undefined && target.wrapper.length > 0) return [target.wrapper[0] as string, [...target.wrapper.slice(1), process.execPath, ...args]];
