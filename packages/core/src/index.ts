@@ -52,7 +52,7 @@ export type { Category, Metric, MetricDirection, MetricInfo } from "./data/catal
 export { CATEGORIES, isCategory, isMetric, METRIC_INFO, METRICS, metricsOf, offersMetric } from "./data/catalog.ts";
 export type { Granularity, Period } from "./data/period.ts";
 export { comparePeriods, formatPeriod, parsePeriod, periodDates, shiftPeriod } from "./data/period.ts";
-export { formatMetricValue, metricNoun } from "./data/format-metric-value.ts";
+export { formatMetricValue, indefiniteArticle, metricNoun, metricNounWithArticle } from "./data/format-metric-value.ts";
 export type { BenchmarkSource, Cell, Dataset } from "./data/source.ts";
 export { ALL_SEGMENTS } from "./data/source.ts";
 export type { SyntheticOptions } from "./data/synthetic.ts";

@@ -331,6 +331,16 @@ describe("auth pipeline: scopes", () => {
     // Past the scope check (what the endpoint then answers is its own business).
     expect((await k.data(both.raw, "/merchant/compare")).body.code).not.toBe("auth.insufficient_scope");
   });
+
+  it("the detail says `scope` for one missing scope and `scopes` for several", async () => {
+    const k = kit();
+    const { session } = await k.account("growth");
+    const neither = await k.key(session, "test", ["benchmarks:read"]);
+    const r = await k.data(neither.raw, "/merchant/compare");
+    expect(r.body.detail).toBe("This key lacks the scopes `merchant:read` and `compare:read` required by GET /data/v1/merchant/compare.");
+    const one = await k.key(session, "test", ["segments:read"]);
+    expect((await k.data(one.raw, BENCH)).body.detail).toMatch(/^This key lacks the scope `benchmarks:read` required by /);
+  });
 });
 
 describe("rate limits", () => {

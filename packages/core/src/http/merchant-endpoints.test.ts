@@ -37,9 +37,9 @@ beforeAll(async () => {
 });
 
 describe("POST /data/v1/merchant/vcfs", () => {
-  it("stores a snapshot: 201 with vcfs_id, segment `all` by default, metrics in catalogue order", async () => {
+  it("stores a snapshot: 200 (as every data endpoint) with vcfs_id, segment `all` by default, metrics in catalogue order", async () => {
     const r = await post(testKey, { merchant_id: "m-create", category: "ecommerce", period: "2026-Q2", metrics: { refund_rate: 0.04, gross_margin: 0.41 } });
-    expect(r.status).toBe(201);
+    expect(r.status).toBe(200);
     expect(Object.keys(r.body)).toEqual(["vcfs_id", "merchant_id", "category", "segment", "period", "metrics", "created_at", "replaced_vcfs_id"]);
     expect(r.body).toMatchObject({ merchant_id: "m-create", category: "ecommerce", segment: "all", period: "2026-Q2", created_at: new Date(T0).toISOString(), replaced_vcfs_id: null });
     expect(isId("vcfs", r.body.vcfs_id)).toBe(true);
@@ -54,7 +54,7 @@ describe("POST /data/v1/merchant/vcfs", () => {
     const first = await post(testKey, { merchant_id: "m-replace", category: "saas", segment: "smb", period: "2026-Q1", metrics: { churn_rate: 0.05 } });
     k.clock.advance(1);
     const again = await post(testKey, { merchant_id: "m-replace", category: "saas", segment: "smb", period: "2026-Q1", metrics: { churn_rate: 0.04 } });
-    expect(again.status).toBe(201);
+    expect(again.status).toBe(200);
     expect(again.body.replaced_vcfs_id).toBe(first.body.vcfs_id);
     expect(again.body.vcfs_id).not.toBe(first.body.vcfs_id);
     k.clock.advance(1);
@@ -113,7 +113,7 @@ describe("GET /data/v1/merchant/vcfs", () => {
     for (let i = 0; i < 22; i++) {
       lk.clock.advance(1000);
       const r = await post(key, { merchant_id: i % 2 === 0 ? "even" : "odd", category: "retail", period: `2020-${String((i % 12) + 1).padStart(2, "0")}`, metrics: { refund_rate: i / 100 } }, undefined, lk);
-      expect(r.status).toBe(201);
+      expect(r.status).toBe(200);
       ids.push(r.body.vcfs_id);
     }
     const newestFirst = [...ids].reverse();
@@ -229,7 +229,7 @@ describe("merchant endpoints on live data: ranks, insights, score, report", () =
     q2 = (await post(key, { merchant_id: "acme", category: "saas", period: "2026-Q2", metrics: { gross_margin: 0.8, churn_rate: 0.05, revenue_growth: 0.001 } }, undefined, lk)).body.vcfs_id;
     lk.clock.advance(1000);
     const r = await post(key, { merchant_id: "acme", category: "saas", period: "2026-Q3", metrics: { gross_margin: 0.905, churn_rate: 0.0905, revenue_growth: 0.001, burn_multiple: 1.5 } }, undefined, lk);
-    expect(r.status).toBe(201);
+    expect(r.status).toBe(200);
     q3 = r.body.vcfs_id;
   });
 
@@ -365,7 +365,7 @@ describe("isolation between accounts and environments", () => {
     expect((await k.data(liveKey, "/merchant/compare?merchant_id=m-median")).body.code).toBe("not_found");
     // The same merchant and period in live is another snapshot: it replaces nothing of the test one.
     const live = await post(liveKey, { merchant_id: "m-median", category: "saas", period: SYNTHETIC_LATEST_QUARTER, metrics: { gross_margin: 0.5 } });
-    expect([live.status, live.body.replaced_vcfs_id]).toEqual([201, null]);
+    expect([live.status, live.body.replaced_vcfs_id]).toEqual([200, null]);
     expect((await k.data(testKey, "/merchant/vcfs?merchant_id=m-median")).body.data).toHaveLength(1);
     // Live data (none imported in this kit) is not the synthetic set.
     expect((await k.data(liveKey, "/merchant/compare?merchant_id=m-median")).body.code).toBe("data.not_found");

@@ -13,9 +13,8 @@ export const createSnapshotEndpoint = defineDataEndpoint({
   operationId: "createMerchantSnapshot",
   summary: "Store a merchant financial snapshot",
   description:
-    "Answers 201 with the stored snapshot. Snapshots belong to the key's account and environment (test-key snapshots never mix with live ones). A merchant has at most one snapshot per period: posting the same `merchant_id` and `period` again replaces the earlier snapshot (a correction), which is deleted; the new one gets a new `vcfs_id`, and `replaced_vcfs_id` names the one it replaced. The body is JSON (`Content-Type: application/json`, at most 1 MB). Unknown category: `validation.invalid_category`; unknown metric key: `validation.invalid_metric`; a metric the category does not offer: `validation.metric_not_offered`; a malformed period or a value that is not a finite number: `validation.invalid_parameter`; any other problem with the body: `validation.invalid_body`.",
+    "Answers 200 with the stored snapshot (every data endpoint answers 200 on success, as the spec says). Snapshots belong to the key's account and environment (test-key snapshots never mix with live ones). A merchant has at most one snapshot per period: posting the same `merchant_id` and `period` again replaces the earlier snapshot (a correction), which is deleted; the new one gets a new `vcfs_id`, and `replaced_vcfs_id` names the one it replaced. The body is JSON (`Content-Type: application/json`, at most 1 MB). Unknown category: `validation.invalid_category`; unknown metric key: `validation.invalid_metric`; a metric the category does not offer: `validation.metric_not_offered`; a malformed period or a value that is not a finite number: `validation.invalid_parameter`; any other problem with the body: `validation.invalid_body`.",
   body: SnapshotBody,
-  successStatus: 201,
   response: v.object({
     ...SnapshotSchema.entries,
     replaced_vcfs_id: v.pipe(v.nullable(v.string()), v.description("The snapshot of the same merchant and period this one replaced, or null.")),
@@ -35,6 +34,6 @@ export const createSnapshotEndpoint = defineDataEndpoint({
       createdAt: now,
     };
     const replaced = await app.storage.saveSnapshot(snapshot);
-    return { status: 201, body: { ...snapshotView(snapshot), replaced_vcfs_id: replaced === null ? null : replaced.id } };
+    return { status: 200, body: { ...snapshotView(snapshot), replaced_vcfs_id: replaced === null ? null : replaced.id } };
   },
 });

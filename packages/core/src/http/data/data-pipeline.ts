@@ -50,6 +50,11 @@ const ENV_MISMATCH = {
 /** The key or its account kept changing under its admissions (not a storage fault: storage answered each time). */
 const KEY_CHURN = new ServiceError(503, "service.unavailable", "The key changed while this request was being admitted. Retry shortly.", { "retry-after": "1" });
 
+/** "a", "a and b", "a, b and c". */
+function listOf(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
+}
+
 /** Headers browsers may read on cross-origin responses. */
 const EXPOSE_HEADERS = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After";
 
@@ -152,7 +157,7 @@ function endpointPipeline(
     for (const scope of required) {
       if (!key.scopes.includes(scope)) {
         const missing = required.filter((s) => !key.scopes.includes(s));
-        return new ServiceError(403, "auth.insufficient_scope", `This key lacks the scope ${missing.map((s) => `\`${s}\``).join(" and ")} required by ${label}.`);
+        return new ServiceError(403, "auth.insufficient_scope", `This key lacks the ${missing.length === 1 ? "scope" : "scopes"} ${listOf(missing.map((s) => `\`${s}\``))} required by ${label}.`);
       }
     }
     // A scope the account's tier no longer permits (a downgrade) is inert: the key keeps it on record until

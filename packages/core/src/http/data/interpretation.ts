@@ -1,7 +1,7 @@
 /** The `interpretation` sentence of a percentile rank, aware of whether lower values are better for the metric. */
 import type { Category, Metric } from "../../data/catalog.ts";
 import { METRIC_INFO } from "../../data/catalog.ts";
-import { formatMetricValue, metricNoun } from "../../data/format-metric-value.ts";
+import { formatMetricValue, metricNounWithArticle } from "../../data/format-metric-value.ts";
 import { cellName } from "./data-endpoint.ts";
 
 function band(standing: number): string {
@@ -24,7 +24,8 @@ export function interpretPercentile(metric: Metric, value: number, percentile: n
   const lowerIsBetter = info.direction === "lower_is_better";
   const standing = lowerIsBetter ? 100 - percentile : percentile;
   const share = Math.round(standing);
-  const head = `A ${metricNoun(metric)} of ${formatMetricValue(metric, value)} is at percentile ${percentile.toFixed(1)} of ${cellName(category, segment)} in ${period}.`;
+  const noun = metricNounWithArticle(metric);
+  const head = `${noun.charAt(0).toUpperCase()}${noun.slice(1)} of ${formatMetricValue(metric, value)} is at percentile ${percentile.toFixed(1)} of ${cellName(category, segment)} in ${period}.`;
   const direction = lowerIsBetter ? "Lower is better for this metric, so it" : "Higher is better for this metric, so it";
   return `${head} ${direction} is better than about ${share}% of peers: ${band(standing)}.`;
 }
