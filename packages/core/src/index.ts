@@ -41,6 +41,8 @@ export {
 } from "./quota/quota.ts";
 
 export * from "./stats/index.ts";
+export { decideSuppression } from "./privacy/suppression.ts";
+export type { SuppressionDecision, WithheldReason } from "./privacy/suppression.ts";
 
 export { fromBase64, generateSigningSecret, signatureHeader, signPayload, standardWebhookSignature, toBase64, verifySignature } from "./signing/signature.ts";
 

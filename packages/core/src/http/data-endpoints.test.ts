@@ -293,7 +293,7 @@ describe("GET /data/v1/segments", () => {
     expect(r.body.segments.map((s: { segment: string }) => s.segment)).toEqual(names);
     for (const s of r.body.segments) {
       const cells = await synthetic.cells("saas", s.segment, SYNTHETIC_LATEST_QUARTER, metricsOf("saas"));
-      expect(s).toEqual({ segment: s.segment, sample_size: Math.max(...[...cells.values()].map((c) => c.sampleSize)), published: true });
+      expect(s).toEqual({ segment: s.segment, sample_size: Math.max(...[...cells.values()].map((c) => c.sampleSize)), published: true, withheld_reason: null });
     }
   });
 
@@ -304,7 +304,7 @@ describe("GET /data/v1/segments", () => {
     expect((await get("/segments?category=saas&period=2026-Q5")).body.code).toBe("validation.invalid_parameter");
   });
 
-  it("live keys see the imported segments only; a segment below the minimum is listed, not published; no data → 404", async () => {
+  it("live keys see the imported segments only; a segment below the minimum is listed, not published, without its size; no data → 404", async () => {
     const lk = kit();
     const { session } = await lk.account();
     const live = (await lk.key(session, "live", ["segments:read"])).raw;
@@ -320,8 +320,10 @@ describe("GET /data/v1/segments", () => {
       category: "retail",
       period: "2026-Q2",
       segments: [
-        { segment: "omnichannel", sample_size: 35, published: true },
-        { segment: "single_store", sample_size: 12, published: false },
+        // refund_rate: all 45 = omnichannel 33 + single_store 12, so omnichannel's refund_rate is withheld too
+        // (complementary); its gross_margin (35, no smaller segment beside it) is published.
+        { segment: "omnichannel", sample_size: 35, published: true, withheld_reason: null },
+        { segment: "single_store", sample_size: null, published: false, withheld_reason: "below_minimum" },
       ],
     });
   });
@@ -335,7 +337,7 @@ describe("GET /data/v1/segments/breakdown", () => {
     expect(r.body.segments.map((s: { segment: string }) => s.segment)).toEqual(["all", ...(await synthetic.segments("saas"))]);
     for (const s of r.body.segments) {
       const bench = await get(`/benchmarks?category=saas${s.segment === "all" ? "" : `&segment=${s.segment}`}`);
-      expect(s).toEqual({ segment: s.segment, sample_size: (await syntheticCell("saas", "churn_rate", SYNTHETIC_LATEST_QUARTER, s.segment)).sampleSize, withheld: false, percentiles: bench.body.metrics.churn_rate });
+      expect(s).toEqual({ segment: s.segment, sample_size: (await syntheticCell("saas", "churn_rate", SYNTHETIC_LATEST_QUARTER, s.segment)).sampleSize, withheld: false, withheld_reason: null, percentiles: bench.body.metrics.churn_rate });
     }
   });
 
@@ -350,14 +352,17 @@ describe("GET /data/v1/segments/breakdown", () => {
     const lk = kit();
     const { session } = await lk.account();
     const live = (await lk.key(session, "live", ["segments:read"])).raw;
-    await lk.publish("saas", "all", "2026-Q3", "churn_rate", spread(50, 0, 0.1));
+    await lk.publish("saas", "all", "2026-Q3", "churn_rate", spread(80, 0, 0.1));
     await lk.publish("saas", "enterprise", "2026-Q3", "churn_rate", spread(30, 0, 0.05));
+    await lk.publish("saas", "mid_market", "2026-Q3", "churn_rate", spread(30, 0, 0.05));
     await lk.publish("saas", "smb", "2026-Q3", "churn_rate", spread(20, 0.07, 0.1));
     const r = await lk.data(live, "/segments/breakdown?category=saas&metric=churn_rate");
     expect(r.status).toBe(200);
-    expect(r.body.segments.map((s: { segment: string; withheld: boolean }) => [s.segment, s.withheld])).toEqual([["all", false], ["enterprise", false], ["smb", true]]);
-    expect(r.body.segments[2]).toEqual({ segment: "smb", sample_size: 20, withheld: true, percentiles: null });
-    expect(r.body.segments[1].percentiles).toMatchObject({ p50: 0.025, mean: 0.025 });
+    // smb (20) alone would be all − enterprise − mid_market: one of those is withheld too (complementary).
+    expect(r.body.segments.map((s: { segment: string; withheld: boolean }) => [s.segment, s.withheld])).toEqual([["all", false], ["enterprise", true], ["mid_market", false], ["smb", true]]);
+    expect(r.body.segments[3]).toEqual({ segment: "smb", sample_size: null, withheld: true, withheld_reason: "below_minimum", percentiles: null });
+    expect(r.body.segments[1]).toEqual({ segment: "enterprise", sample_size: null, withheld: true, withheld_reason: "complementary", percentiles: null });
+    expect(r.body.segments[2].percentiles).toMatchObject({ p50: 0.025, mean: 0.025 });
     // Nothing of smb's sample appears anywhere in the body.
     expect(JSON.stringify(r.body)).not.toContain("0.085");
   });

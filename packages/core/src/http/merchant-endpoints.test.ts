@@ -243,7 +243,7 @@ describe("merchant endpoints on live data: ranks, insights, score, report", () =
       ["churn_rate", 90.1, 9.9],
     ]);
     expect(r.body.metrics[0]).toMatchObject({ p25: 0.25, p50: 0.5, p75: 0.75, sample_size: 101 });
-    expect(r.body.unranked).toEqual([{ metric: "burn_multiple", value: 1.5, reason: "insufficient_sample", benchmark_period: "2026-Q3", sample_size: 12 }]);
+    expect(r.body.unranked).toEqual([{ metric: "burn_multiple", value: 1.5, reason: "insufficient_sample", benchmark_period: "2026-Q3", sample_size: null, withheld_reason: "below_minimum" }]);
   });
 
   it("insights: strengths and weaknesses by direction, trends against the previous snapshot", async () => {

@@ -6,6 +6,8 @@ import { okJson } from "../reply.ts";
 import { cellPercentilesJson } from "./cell-summary.ts";
 import { insufficientSample, noData, resolvePeriod } from "./cell-lookup.ts";
 import { defineDataEndpoint, segmentOf } from "./data-endpoint.ts";
+import { withheldReasons } from "./publication.ts";
+import type { WithheldReason } from "../../privacy/suppression.ts";
 import { PercentileSetSchema, Timestamp } from "./doc-schemas.ts";
 import { categoryParam, periodParam, segmentParam } from "./query-params.ts";
 
@@ -15,7 +17,7 @@ export const benchmarksEndpoint = defineDataEndpoint({
   operationId: "getBenchmarks",
   summary: "Aggregate percentiles of every metric of a category",
   description:
-    "Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell has fewer businesses than the publication minimum are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` is the largest sample among the metrics included.",
+    "Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` is the largest sample among the metrics included.",
   query: v.object({ category: categoryParam, segment: v.optional(segmentParam), period: v.optional(periodParam) }),
   response: v.object({
     category: v.string(),
@@ -33,21 +35,24 @@ export const benchmarksEndpoint = defineDataEndpoint({
     const cells = await source.cells(query.category, segment, period, wanted);
     if (cells.size === 0) return noData(source, query.category, segment, period);
     const minimum = app.config.data.minSampleSize;
+    const reasons = await withheldReasons(source, query.category, segment, period, cells, minimum);
     let metrics = "";
     let sampleSize = 0;
-    let largestRefused = 0;
+    // The reason reported when nothing is published: below_minimum if any metric is, else complementary.
+    let refused: WithheldReason | null = null;
     for (const m of wanted) {
       const cell = cells.get(m);
       if (cell === undefined) continue;
-      if (cell.sampleSize < minimum) {
-        if (cell.sampleSize > largestRefused) largestRefused = cell.sampleSize;
+      const reason = reasons.get(m) ?? null;
+      if (reason !== null) {
+        if (refused !== "below_minimum") refused = reason;
         continue;
       }
       // Metric keys are catalogue identifiers: no escaping needed.
       metrics += `${metrics === "" ? "" : ","}"${m}":${cellPercentilesJson(cell)}`;
       if (cell.sampleSize > sampleSize) sampleSize = cell.sampleSize;
     }
-    if (sampleSize === 0) throw insufficientSample(query.category, segment, period, null, largestRefused, minimum);
+    if (sampleSize === 0) throw insufficientSample(query.category, segment, period, null, refused ?? "below_minimum", minimum);
     return okJson(
       `{"category":"${query.category}","segment":${JSON.stringify(segment)},"period":${JSON.stringify(period)},"generated_at":"${isoTime(now)}","sample_size":${sampleSize},"metrics":{${metrics}}}`,
     );

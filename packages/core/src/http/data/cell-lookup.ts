@@ -4,7 +4,9 @@ import { metricsOf, offersMetric } from "../../data/catalog.ts";
 import type { BenchmarkSource, Cell } from "../../data/source.ts";
 import { ALL_SEGMENTS } from "../../data/source.ts";
 import { ServiceError } from "../../errors/service-error.ts";
+import type { WithheldReason } from "../../privacy/suppression.ts";
 import { cellName } from "./data-endpoint.ts";
+import { withheldReason } from "./publication.ts";
 
 /** 404 `data.not_found`; for an unknown segment the detail lists the category's segments. */
 export async function noData(source: BenchmarkSource, category: Category, segment: string, period: string | null): Promise<never> {
@@ -32,17 +34,26 @@ export function assertOffered(category: Category, metric: Metric): void {
   }
 }
 
-/** 404 `data.insufficient_sample` for a cell below the publication minimum. */
-export function insufficientSample(category: Category, segment: string, period: string, metric: Metric | null, sampleSize: number, minimum: number): ServiceError {
+/**
+ * 404 `data.insufficient_sample` for a withheld cell. The detail never gives the cell's size (a withheld cell
+ * reveals nothing beyond "below the minimum"), only the reason: `below_minimum`, or `complementary` (withheld
+ * so that a smaller segment's figures cannot be derived by subtracting published ones).
+ */
+export function insufficientSample(category: Category, segment: string, period: string, metric: Metric | null, reason: WithheldReason, minimum: number): ServiceError {
   const what = metric === null ? `${cellName(category, segment)} in ${period}` : `${metric} for ${cellName(category, segment)} in ${period}`;
-  return new ServiceError(404, "data.insufficient_sample", `Not enough businesses to publish ${what}: ${sampleSize} in the sample, at least ${minimum} required.`);
+  const why =
+    reason === "below_minimum"
+      ? `fewer businesses than the publication minimum (${minimum}) (reason: below_minimum)`
+      : `withheld so that a segment below the publication minimum (${minimum}) cannot be derived from the published figures (reason: complementary)`;
+  return new ServiceError(404, "data.insufficient_sample", `Not enough businesses to publish ${what}: ${why}.`);
 }
 
-/** The one cell of a metric in a period, refusing missing data and small samples. */
+/** The one cell of a metric in a period, refusing missing data and withheld cells. */
 export async function requireCell(source: BenchmarkSource, category: Category, segment: string, period: string, metric: Metric, minimum: number): Promise<Cell> {
   const cells = await source.cells(category, segment, period, [metric]);
   const cell = cells.get(metric);
   if (cell === undefined) return noData(source, category, segment, period);
-  if (cell.sampleSize < minimum) throw insufficientSample(category, segment, period, metric, cell.sampleSize, minimum);
+  const reason = await withheldReason(source, category, segment, period, metric, cell, minimum);
+  if (reason !== null) throw insufficientSample(category, segment, period, metric, reason, minimum);
   return cell;
 }

@@ -11,7 +11,7 @@ export const compareEndpoint = defineDataEndpoint({
   operationId: "compareMerchant",
   summary: "Rank a merchant's metrics against its category",
   description:
-    "For each metric of the merchant's snapshot (the latest period, or `period`): its value, its percentile rank among the businesses of the snapshot's category and segment in the same period, the cell's p25/p50/p75, the metric's direction and `better_than_pct`, the share of peers it beats in the good direction. A metric without a cell in that period is ranked in the latest period of the same granularity with data (`benchmark_period`, `fallback: true`); cells below the publication minimum rank nothing (`unranked`). Unknown merchant: 404 `not_found`; no snapshot for `period`, or nothing rankable: 404 `data.not_found` (`data.insufficient_sample` when only small cells exist).",
+    "For each metric of the merchant's snapshot (the latest period, or `period`): its value, its percentile rank among the businesses of the snapshot's category and segment in the same period, the cell's p25/p50/p75, the metric's direction and `better_than_pct`, the share of peers it beats in the good direction. A metric without a cell in that period is ranked in the latest period of the same granularity with data (`benchmark_period`, `fallback: true`); withheld cells (below the publication minimum, or complementary suppression: docs/privacy.md) rank nothing (`unranked`, with `withheld_reason`). Unknown merchant: 404 `not_found`; no snapshot for `period`, or nothing rankable: 404 `data.not_found` (`data.insufficient_sample` when only small cells exist).",
   query: MerchantQuery,
   response: CompareSchema,
   errors: [404, 422],

@@ -5,15 +5,17 @@ import { jsonNumber } from "./round-output.ts";
 import { cellJson, cellPercentiles } from "./cell-summary.ts";
 import { assertOffered, insufficientSample, noData } from "./cell-lookup.ts";
 import { defineDataEndpoint, segmentOf } from "./data-endpoint.ts";
+import { withheldReason } from "./publication.ts";
+import type { WithheldReason } from "../../privacy/suppression.ts";
 import { categoryParam, granularityParam, integerParam, metricParam, segmentParam } from "./query-params.ts";
 
-/** GET /benchmarks/history. Periods whose cell is below the publication minimum are left out. */
+/** GET /benchmarks/history. Periods whose cell is withheld are left out. */
 export const historyEndpoint = defineDataEndpoint({
   endpoint: "GET /benchmarks/history",
   operationId: "getHistory",
   summary: "A metric's quartiles across periods",
   description:
-    "p25, p50, p75 and sample size for up to `periods` periods with data, in ascending order, ending with the latest. Periods whose sample is below the publication minimum are left out (404 `data.insufficient_sample` if that leaves none). Monthly periods are `YYYY-MM`.",
+    "p25, p50, p75 and sample size for up to `periods` periods with data, in ascending order, ending with the latest. Periods whose cell is withheld (below the publication minimum, or complementary suppression: see docs/privacy.md) are left out (404 `data.insufficient_sample` if that leaves none). Monthly periods are `YYYY-MM`.",
   query: v.object({
     category: categoryParam,
     metric: metricParam,
@@ -37,14 +39,21 @@ export const historyEndpoint = defineDataEndpoint({
     if (list.length === 0) return noData(source, category, segment, null);
     const found = await Promise.all(list.map((p) => source.cells(category, segment, p, [metric])));
     const minimum = app.config.data.minSampleSize;
+    const reasons = await Promise.all(
+      list.map((p, i) => {
+        const cell = found[i]?.get(metric);
+        return cell === undefined ? null : withheldReason(source, category, segment, p, metric, cell, minimum);
+      }),
+    );
     let history = "";
     let included = 0;
-    let largestRefused = 0;
+    let refused: WithheldReason | null = null;
     for (let i = 0; i < list.length; i++) {
       const cell = found[i]?.get(metric);
       if (cell === undefined) continue;
-      if (cell.sampleSize < minimum) {
-        largestRefused = Math.max(largestRefused, cell.sampleSize);
+      const reason = reasons[i] ?? null;
+      if (reason !== null) {
+        refused = reason;
         continue;
       }
       const quartiles = cellJson(cell, "quartiles", () => {
@@ -54,7 +63,7 @@ export const historyEndpoint = defineDataEndpoint({
       history += `${included === 0 ? "" : ","}{"period":${JSON.stringify(list[i])},${quartiles}}`;
       included++;
     }
-    if (included === 0) throw insufficientSample(category, segment, list[list.length - 1] as string, metric, largestRefused, minimum);
+    if (included === 0) throw insufficientSample(category, segment, list[list.length - 1] as string, metric, refused ?? "below_minimum", minimum);
     return okJson(`{"metric":"${metric}","category":"${category}","segment":${JSON.stringify(segment)},"granularity":"${granularity}","history":[${history}]}`);
   },
 });

@@ -12,7 +12,9 @@ import type { MetricComparison } from "../../merchant/compare-metric.ts";
 import { compareMetric } from "../../merchant/compare-metric.ts";
 import { latestSnapshot, previousSnapshot } from "../../merchant/snapshot-order.ts";
 import type { SnapshotRecord } from "../../storage/types.ts";
+import type { WithheldReason } from "../../privacy/suppression.ts";
 import { noData } from "./cell-lookup.ts";
+import { withheldReason } from "./publication.ts";
 import type { DataCall } from "./data-endpoint.ts";
 import { cellName } from "./data-endpoint.ts";
 
@@ -22,9 +24,10 @@ export interface Unranked {
   readonly value: number;
   /** `no_data`: no cell for the metric in the snapshot's period nor any other; `insufficient_sample`: below the publication minimum. */
   readonly reason: "no_data" | "insufficient_sample";
-  /** The cell's period and sample size, for `insufficient_sample`. */
+  /** The cell's period, for `insufficient_sample`. */
   readonly benchmarkPeriod: string | null;
-  readonly sampleSize: number | null;
+  /** Why the cell is withheld, for `insufficient_sample` (its size is never given). */
+  readonly withheld: WithheldReason | null;
 }
 
 /** A snapshot with its metrics ranked, and the snapshot before it (for trends). */
@@ -79,13 +82,18 @@ export async function rankSnapshot(source: BenchmarkSource, snapshot: SnapshotRe
       return fallback === undefined ? null : { cell: fallback, period: latest };
     }),
   );
+  const reasons = await Promise.all(metrics.map((metric, i) => {
+    const hit = found[i];
+    return hit === null || hit === undefined ? null : withheldReason(source, category, segment, hit.period, metric, hit.cell, minimum);
+  }));
   const ranked: MetricComparison[] = [];
   const unranked: Unranked[] = [];
   metrics.forEach((metric, i) => {
     const value = snapshot.metrics[metric] as number;
     const hit = found[i];
-    if (hit === null || hit === undefined) unranked.push({ metric, value, reason: "no_data", benchmarkPeriod: null, sampleSize: null });
-    else if (hit.cell.sampleSize < minimum) unranked.push({ metric, value, reason: "insufficient_sample", benchmarkPeriod: hit.period, sampleSize: hit.cell.sampleSize });
+    const reason = reasons[i] ?? null;
+    if (hit === null || hit === undefined) unranked.push({ metric, value, reason: "no_data", benchmarkPeriod: null, withheld: null });
+    else if (reason !== null) unranked.push({ metric, value, reason: "insufficient_sample", benchmarkPeriod: hit.period, withheld: reason });
     else ranked.push(compareMetric(metric, value, { sorted: hit.cell.sorted, sampleSize: hit.cell.sampleSize, period: hit.period }));
   });
   return { ranked, unranked };
@@ -108,8 +116,10 @@ export async function requireRanked(call: DataCall<unknown>, a: MerchantAnalysis
   const { snapshot: s } = a;
   const small = a.unranked.filter((u) => u.reason === "insufficient_sample");
   if (small.length > 0) {
-    const largest = Math.max(...small.map((u) => u.sampleSize ?? 0));
-    throw new ServiceError(404, "data.insufficient_sample", `Not enough businesses in ${a.where} to rank any metric of the snapshot: at most ${largest} in a cell, at least ${minimum} required.`);
+    const why = small.some((u) => u.withheld === "below_minimum")
+      ? `fewer businesses than the publication minimum (${minimum}) (reason: below_minimum)`
+      : `its cells are withheld so that a segment below the publication minimum (${minimum}) cannot be derived from the published figures (reason: complementary)`;
+    throw new ServiceError(404, "data.insufficient_sample", `Not enough businesses in ${a.where} to rank any metric of the snapshot: ${why}.`);
   }
   if (s.segment !== ALL_SEGMENTS && !(await call.source.segments(s.category)).includes(s.segment)) return noData(call.source, s.category, s.segment, null);
   throw new ServiceError(404, "data.not_found", `No benchmark data for ${a.where} for any metric of the snapshot (${s.period} or any other ${parsePeriod(s.period)?.granularity ?? ""} period).`);

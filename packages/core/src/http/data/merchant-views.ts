@@ -57,13 +57,17 @@ function head(a: MerchantAnalysis): v.InferOutput<v.ObjectSchema<typeof Head, un
 const UnrankedSchema = v.object({
   metric: v.picklist(METRICS),
   value: v.number(),
-  reason: v.pipe(v.picklist(["no_data", "insufficient_sample"]), v.description("`no_data`: no cell in any period of the granularity; `insufficient_sample`: below the publication minimum.")),
+  reason: v.pipe(v.picklist(["no_data", "insufficient_sample"]), v.description("`no_data`: no cell in any period of the granularity; `insufficient_sample`: the cell is withheld (see `withheld_reason`).")),
   benchmark_period: v.nullable(v.string()),
-  sample_size: v.nullable(Integer),
+  sample_size: v.pipe(v.null(), v.description("Always null: a withheld cell's size is not published.")),
+  withheld_reason: v.pipe(
+    v.nullable(v.picklist(["below_minimum", "complementary"])),
+    v.description("For `insufficient_sample`: `below_minimum`, or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md)."),
+  ),
 });
 
 function unrankedView(a: MerchantAnalysis): v.InferOutput<typeof UnrankedSchema>[] {
-  return a.unranked.map((u) => ({ metric: u.metric, value: u.value, reason: u.reason, benchmark_period: u.benchmarkPeriod, sample_size: u.sampleSize }));
+  return a.unranked.map((u) => ({ metric: u.metric, value: u.value, reason: u.reason, benchmark_period: u.benchmarkPeriod, sample_size: null, withheld_reason: u.withheld }));
 }
 
 /** GET /merchant/compare's body. */

@@ -2,6 +2,8 @@
 import * as v from "valibot";
 import { metricsOf } from "../../data/catalog.ts";
 import { ALL_SEGMENTS } from "../../data/source.ts";
+import type { WithheldReason } from "../../privacy/suppression.ts";
+import { cellGroup } from "./publication.ts";
 import { ok } from "../reply.ts";
 import { resolvePeriod } from "./cell-lookup.ts";
 import { defineDataEndpoint } from "./data-endpoint.ts";
@@ -9,13 +11,16 @@ import { categoryParam, periodParam } from "./query-params.ts";
 
 const Integer = v.pipe(v.number(), v.integer());
 
-/** GET /segments. A segment's `sample_size` is its largest metric cell, as in /benchmarks. */
+/**
+ * GET /segments. A segment's `sample_size` is its largest published metric cell, as in /benchmarks; a segment
+ * with no published cell shows no size, only why (a withheld cell's size is never published).
+ */
 export const segmentsEndpoint = defineDataEndpoint({
   endpoint: "GET /segments",
   operationId: "listSegments",
   summary: "Segments of a category",
   description:
-    "The segments with data for the category in one period (default: the latest quarter with data), each with its sample size (distinct businesses in its largest metric cell, as `/benchmarks` counts) and whether it meets the publication minimum, so that segment-level figures are published for it. `all` (every segment aggregated) is not listed.",
+    "The segments with data for the category in one period (default: the latest quarter with data), each with its sample size (distinct businesses in its largest published metric cell, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.",
   query: v.object({ category: categoryParam, period: v.optional(periodParam) }),
   response: v.object({
     category: v.string(),
@@ -23,8 +28,9 @@ export const segmentsEndpoint = defineDataEndpoint({
     segments: v.array(
       v.object({
         segment: v.string(),
-        sample_size: Integer,
-        published: v.pipe(v.boolean(), v.description("Whether the sample meets the publication minimum.")),
+        sample_size: v.pipe(v.nullable(Integer), v.description("Distinct businesses in the largest published cell; null when nothing is published.")),
+        published: v.pipe(v.boolean(), v.description("Whether any of the segment's figures are published.")),
+        withheld_reason: v.nullable(v.picklist(["below_minimum", "complementary"])),
       }),
     ),
   }),
@@ -33,15 +39,25 @@ export const segmentsEndpoint = defineDataEndpoint({
     const { category } = query;
     const period = await resolvePeriod(source, category, ALL_SEGMENTS, query.period);
     const names = await source.segments(category);
-    const metrics = metricsOf(category);
-    const cells = await Promise.all(names.map((s) => source.cells(category, s, period, metrics)));
     const minimum = app.config.data.minSampleSize;
-    const segments: { segment: string; sample_size: number; published: boolean }[] = [];
-    names.forEach((segment, i) => {
+    const groups = await Promise.all(metricsOf(category).map((m) => cellGroup(source, category, period, m, minimum, names)));
+    const segments: { segment: string; sample_size: number | null; published: boolean; withheld_reason: WithheldReason | null }[] = [];
+    for (const segment of names) {
       let size = 0;
-      for (const cell of cells[i]?.values() ?? []) size = Math.max(size, cell.sampleSize);
-      if (size > 0) segments.push({ segment, sample_size: size, published: size >= minimum });
-    });
+      let seen = false;
+      let belowEverywhere = true;
+      for (const g of groups) {
+        const cell = g.segments.get(segment);
+        if (cell === undefined) continue;
+        seen = true;
+        const reason = g.reasons.get(segment) ?? null;
+        if (reason === null) size = Math.max(size, cell.sampleSize);
+        if (reason !== "below_minimum") belowEverywhere = false;
+      }
+      if (!seen) continue;
+      if (size > 0) segments.push({ segment, sample_size: size, published: true, withheld_reason: null });
+      else segments.push({ segment, sample_size: null, published: false, withheld_reason: belowEverywhere ? "below_minimum" : "complementary" });
+    }
     return ok({ category, period, segments });
   },
 });

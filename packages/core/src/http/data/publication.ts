@@ -1,0 +1,88 @@
+/**
+ * Whether a cell may be published: the one place every data endpoint asks, so that primary and complementary
+ * suppression (`privacy/suppression.ts`) apply identically everywhere.
+ *
+ * Cost: an `all` cell needs nothing beyond its own size (it is never withheld for complementary reasons). A
+ * segment's cell needs its group (every segment's cell of the same category, period and metric); the decision
+ * is remembered on the segment's Cell object together with the `all` Cell it was made against, so a repeated
+ * request costs one `all` lookup and a WeakMap read. Sources hand out the same Cell object while its data is
+ * unchanged, and an import replaces every cell of a (category, period) at once (a new `all` among them), so a
+ * remembered decision is never used against different data.
+ */
+import type { Category, Metric } from "../../data/catalog.ts";
+import type { BenchmarkSource, Cell } from "../../data/source.ts";
+import { ALL_SEGMENTS } from "../../data/source.ts";
+import type { WithheldReason } from "../../privacy/suppression.ts";
+import { decideSuppression } from "../../privacy/suppression.ts";
+
+interface Remembered {
+  readonly all: Cell | undefined;
+  readonly minimum: number;
+  readonly reason: WithheldReason | null;
+}
+
+const remembered = new WeakMap<Cell, Remembered>();
+
+/** Every cell of one (category, period, metric) and the decision for each. */
+export interface CellGroup {
+  readonly all: Cell | undefined;
+  /** Segment name → cell, in the source's segment order. */
+  readonly segments: ReadonlyMap<string, Cell>;
+  readonly allReason: WithheldReason | null;
+  readonly reasons: ReadonlyMap<string, WithheldReason | null>;
+}
+
+/** Reads and decides the whole group of (category, period, metric), remembering each segment's decision. */
+export async function cellGroup(source: BenchmarkSource, category: Category, period: string, metric: Metric, minimum: number, names?: readonly string[]): Promise<CellGroup> {
+  const segmentNames = names ?? (await source.segments(category));
+  const found = await Promise.all([ALL_SEGMENTS, ...segmentNames].map((s) => source.cells(category, s, period, [metric])));
+  const all = found[0]?.get(metric);
+  const segments = new Map<string, Cell>();
+  segmentNames.forEach((s, i) => {
+    const c = found[i + 1]?.get(metric);
+    if (c !== undefined) segments.set(s, c);
+  });
+  const sizes = new Map<string, number>();
+  for (const [s, c] of segments) sizes.set(s, c.sampleSize);
+  const d = decideSuppression(all === undefined ? null : all.sampleSize, sizes, minimum);
+  for (const [s, c] of segments) remembered.set(c, { all, minimum, reason: d.segments.get(s) ?? null });
+  return { all, segments, allReason: d.all, reasons: d.segments };
+}
+
+/**
+ * Why `cell` (the cell of `segment` for `metric` in `period`) is withheld, or null when it is published.
+ * `all` is the group's `all` cell when the caller has it already (else it is read when needed).
+ */
+export async function withheldReason(source: BenchmarkSource, category: Category, segment: string, period: string, metric: Metric, cell: Cell, minimum: number): Promise<WithheldReason | null> {
+  if (cell.sampleSize < minimum) return "below_minimum";
+  if (segment === ALL_SEGMENTS) return null;
+  const all = (await source.cells(category, ALL_SEGMENTS, period, [metric])).get(metric);
+  return reasonAgainst(source, category, segment, period, metric, cell, all, minimum);
+}
+
+/** Like `withheldReason` for several metrics of one segment and period (one read of the `all` cells). */
+export async function withheldReasons(source: BenchmarkSource, category: Category, segment: string, period: string, cells: ReadonlyMap<Metric, Cell>, minimum: number): Promise<Map<Metric, WithheldReason | null>> {
+  const out = new Map<Metric, WithheldReason | null>();
+  const pending: Metric[] = [];
+  for (const [m, c] of cells) {
+    if (c.sampleSize < minimum) out.set(m, "below_minimum");
+    else if (segment === ALL_SEGMENTS) out.set(m, null);
+    else pending.push(m);
+  }
+  if (pending.length === 0) return out;
+  const alls = await source.cells(category, ALL_SEGMENTS, period, pending);
+  const decided = await Promise.all(pending.map((m) => reasonAgainst(source, category, segment, period, m, cells.get(m) as Cell, alls.get(m), minimum)));
+  pending.forEach((m, i) => out.set(m, decided[i] ?? null));
+  return out;
+}
+
+async function reasonAgainst(source: BenchmarkSource, category: Category, segment: string, period: string, metric: Metric, cell: Cell, all: Cell | undefined, minimum: number): Promise<WithheldReason | null> {
+  // Without a published `all`, nothing can be subtracted from: only the cell's own size matters.
+  if (all === undefined || all.sampleSize < minimum) return null;
+  const r = remembered.get(cell);
+  if (r !== undefined && r.all === all && r.minimum === minimum) return r.reason;
+  const names = await source.segments(category);
+  const group = await cellGroup(source, category, period, metric, minimum, names.includes(segment) ? names : [...names, segment]);
+  // The group read may return another object for this segment (an uncached source): decide by name.
+  return group.reasons.get(segment) ?? null;
+}

@@ -1,0 +1,227 @@
+/**
+ * Privacy of the published statistics, attacked through the real HTTP API on every store (issue 14). Data is
+ * imported as the operator would (`importObservations`), then an attacker with an ordinary key asks every
+ * data endpoint and tries to learn what the publication minimum hides:
+ * - the size of a withheld cell (it must appear nowhere),
+ * - a withheld segment's mean, count or histogram by subtracting published aggregates (differencing),
+ *   on the issue's exact case (dtc 30, b2b 10, all 40) and over random segment sizes around the minimum.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Storage } from "@benchdata/core";
+import { createMemoryStorage, defineConfig, manualClock } from "@benchdata/core";
+import { createApp } from "@benchdata/core/http";
+import { importObservations } from "./import/import-observations.ts";
+import { openStorage } from "./open-storage.ts";
+import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+
+const ADMIN = "admin-token-for-privacy-tests-0123456789";
+const LIVE = "http://api.benchdata.test";
+const T0 = Date.parse("2026-11-10T12:00:00.250Z");
+const MIN = 30;
+const PERIOD = "2026-Q3";
+
+const pgOn = await pgAvailableForTests("privacy-http");
+const dir = mkdtempSync(join(tmpdir(), "benchdata-privacy-"));
+const drops: (() => Promise<void>)[] = [];
+const stores: Record<string, () => Promise<Storage>> = {
+  memory: async () => createMemoryStorage(),
+  sqlite: async () => openStorage(`sqlite:${join(dir, `privacy-${Math.random().toString(36).slice(2)}.db`)}`, { clock: "app" }),
+};
+if (pgOn) {
+  stores.postgres = async () => {
+    const t = await createTestDatabase();
+    drops.push(t.drop);
+    return openStorage(t.url, { clock: "app" });
+  };
+}
+afterAll(async () => {
+  for (const d of drops) await d();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Res = { status: number; body: any; text: string };
+
+/** A server over `storage` and a live key with every data scope. */
+async function attackerOf(storage: Storage): Promise<{ get(path: string): Promise<Res>; post(path: string, body: unknown): Promise<Res> }> {
+  const app = createApp({ storage, clock: manualClock(T0), config: defineConfig({ tiers: { enterprise: { perMinute: 1_000_000, perDay: 10_000_000 } } }), adminToken: ADMIN });
+  const call = async (method: string, path: string, auth: string, body?: unknown): Promise<Res> => {
+    const headers: Record<string, string> = { authorization: `Bearer ${auth}` };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const r = await app.fetch(new Request(`${LIVE}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+    const text = await r.text();
+    return { status: r.status, text, body: text !== "" && (r.headers.get("content-type") ?? "").includes("json") ? JSON.parse(text) : text };
+  };
+  const a = await call("POST", "/api/v1/admin/accounts", ADMIN, { name: "Attacker", tier: "enterprise" });
+  const scopes = ["benchmarks:read", "segments:read", "merchant:read", "merchant:write", "insights:read", "compare:read", "score:read", "report:read", "export:read"];
+  const k = await call("POST", "/api/v1/console/keys", a.body.session_token, { name: "live", environment: "live", scopes });
+  if (k.status !== 201) throw new Error(JSON.stringify(k.body));
+  return { get: (path) => call("GET", `/data/v1${path}`, k.body.raw_key), post: (path, body) => call("POST", `/data/v1${path}`, k.body.raw_key, body) };
+}
+
+/** Imports one metric's values per segment (each business in one segment) into ecommerce, PERIOD. */
+async function importSegments(storage: Storage, segments: Record<string, number[]>, metric = "gross_margin"): Promise<void> {
+  const lines: string[] = [];
+  let id = 0;
+  for (const [segment, values] of Object.entries(segments)) {
+    for (const value of values) lines.push(JSON.stringify({ business_id: `b${id++}`, category: "ecommerce", segment, period: PERIOD, metric, value }) + "\n");
+  }
+  await importObservations(storage, lines, { format: "ndjson" });
+}
+
+/** What an attacker can collect about each cell: published (segment → n, mean, histogram counts), and every body. */
+interface Harvest {
+  readonly published: Map<string, { n: number; mean: number; counts: number[] | null }>;
+  readonly bodies: string[];
+}
+
+/** Asks every endpoint that reads the cells of ecommerce/gross_margin in PERIOD. */
+async function harvest(api: Awaited<ReturnType<typeof attackerOf>>, segments: readonly string[]): Promise<Harvest> {
+  const published = new Map<string, { n: number; mean: number; counts: number[] | null }>();
+  const bodies: string[] = [];
+  const q = (s: string): string => (s === "all" ? "" : `&segment=${s}`);
+  const keep = (r: Res): Res => (bodies.push(r.text), r);
+  for (const s of ["all", ...segments]) {
+    const b = keep(await api.get(`/benchmarks?category=ecommerce&period=${PERIOD}${q(s)}`));
+    const d = keep(await api.get(`/benchmarks/distribution?category=ecommerce&metric=gross_margin&buckets=10&period=${PERIOD}${q(s)}`));
+    keep(await api.get(`/benchmarks/percentile?category=ecommerce&metric=gross_margin&value=0.5&period=${PERIOD}${q(s)}`));
+    keep(await api.get(`/benchmarks/history?category=ecommerce&metric=gross_margin${q(s)}`));
+    if (b.status === 200 && b.body.metrics.gross_margin) published.set(s, { n: b.body.sample_size, mean: b.body.metrics.gross_margin.mean, counts: null });
+    if (d.status === 200) published.set(s, { n: d.body.sample_size, mean: d.body.stats.mean, counts: d.body.histogram.map((h: { count: number }) => h.count) });
+  }
+  const bd = keep(await api.get(`/segments/breakdown?category=ecommerce&metric=gross_margin&period=${PERIOD}`));
+  if (bd.status === 200) for (const row of bd.body.segments) if (!row.withheld) published.set(row.segment, { ...(published.get(row.segment) ?? { counts: null }), n: row.sample_size, mean: row.percentiles.mean });
+  keep(await api.get(`/segments?category=ecommerce&period=${PERIOD}`));
+  // A merchant in each segment: compare, insights, score, report.
+  for (const s of segments) {
+    const merchant = `m-${s}`;
+    keep(await api.post("/merchant/vcfs", { merchant_id: merchant, category: "ecommerce", segment: s, period: PERIOD, metrics: { gross_margin: 0.5 } }));
+    for (const path of ["/merchant/compare", "/merchant/insights", "/merchant/score", "/report"]) keep(await api.get(`${path}?merchant_id=${merchant}`));
+  }
+  return { published, bodies };
+}
+
+/**
+ * The differencing attack: `all` minus any set of published segments. Returns what it learned about a group of
+ * fewer than the minimum businesses (n and mean), or null.
+ */
+function difference(h: Harvest): { n: number; mean: number } | null {
+  const all = h.published.get("all");
+  if (all === undefined) return null;
+  const segs = [...h.published].filter(([s]) => s !== "all");
+  for (let mask = 1; mask < 1 << segs.length; mask++) {
+    let n = all.n;
+    let sum = all.mean * all.n;
+    for (let i = 0; i < segs.length; i++) {
+      if ((mask & (1 << i)) === 0) continue;
+      const [, p] = segs[i]!;
+      n -= p.n;
+      sum -= p.mean * p.n;
+    }
+    if (n > 0 && n < MIN) return { n, mean: sum / n };
+  }
+  return null;
+}
+
+const meanOf = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+const spread = (n: number, from: number, to: number): number[] => Array.from({ length: n }, (_, i) => from + ((to - from) * i) / Math.max(1, n - 1));
+
+for (const [name, open] of Object.entries(stores)) {
+  describe(`privacy through HTTP: ${name}`, () => {
+    it("the issue's reproduction (dtc 30, b2b 10, all 40): b2b's mean, size and histogram cannot be derived from any answer", async () => {
+      const storage = await open();
+      await storage.migrate?.();
+      try {
+        const dtc = spread(30, 0.3, 0.6);
+        const b2b = spread(13, 0.61, 0.9).map((x) => Math.round(x * 1e4) / 1e4);
+        await importSegments(storage, { dtc, b2b });
+        const api = await attackerOf(storage);
+        const h = await harvest(api, ["dtc", "b2b"]);
+        // all is published, both segments are withheld: b2b below the minimum, dtc complementary.
+        expect([...h.published.keys()]).toEqual(["all"]);
+        expect(h.published.get("all")!.n).toBe(43);
+        expect(difference(h)).toBeNull();
+        const bd = await api.get(`/segments/breakdown?category=ecommerce&metric=gross_margin&period=${PERIOD}`);
+        expect(bd.body.segments).toEqual([
+          { segment: "all", sample_size: 43, withheld: false, withheld_reason: null, percentiles: expect.any(Object) },
+          { segment: "b2b", sample_size: null, withheld: true, withheld_reason: "below_minimum", percentiles: null },
+          { segment: "dtc", sample_size: null, withheld: true, withheld_reason: "complementary", percentiles: null },
+        ]);
+        const seg = await api.get(`/segments?category=ecommerce&period=${PERIOD}`);
+        expect(seg.body.segments).toEqual([
+          { segment: "b2b", sample_size: null, published: false, withheld_reason: "below_minimum" },
+          { segment: "dtc", sample_size: null, published: false, withheld_reason: "complementary" },
+        ]);
+        const dist = await api.get(`/benchmarks/distribution?category=ecommerce&metric=gross_margin&segment=dtc&period=${PERIOD}`);
+        expect(dist.status).toBe(404);
+        expect(dist.body.code).toBe("data.insufficient_sample");
+        expect(dist.body.detail).toContain("complementary");
+        // Nothing anywhere carries b2b's size (13), dtc's (30), or b2b's mean or sum.
+        const b2bMean = meanOf(b2b).toFixed(6).replace(/0+$/, "");
+        for (const body of h.bodies) {
+          expect(body).not.toMatch(/"sample_size":(13|30)\b/);
+          expect(body).not.toMatch(/\b13 in\b|\b30 in\b|at most 13|at most 30/);
+          expect(body).not.toContain(b2bMean);
+        }
+        // The merchant endpoints rank nothing in either segment and do not say why with a number.
+        const compare = await api.get("/merchant/compare?merchant_id=m-b2b");
+        expect(compare.status).toBe(404);
+        expect(compare.body.code).toBe("data.insufficient_sample");
+        const insights = await api.get("/merchant/insights?merchant_id=m-dtc");
+        expect(insights.status).toBe(200);
+        expect(insights.text).not.toMatch(/"sample_size":\d/);
+        // Nothing ranked: no finding carries a percentile of the withheld cell.
+        expect(insights.text).not.toContain('"percentile"');
+      } finally {
+        await storage.close?.();
+      }
+    });
+
+    it("property: over random segment sizes around the minimum, no subtraction of published means, counts or histograms reaches fewer than the minimum businesses", async () => {
+      const storage = await open();
+      await storage.migrate?.();
+      try {
+        const api = await attackerOf(storage);
+        await fc.assert(
+          fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 2 * MIN + 5 }), { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 1000 }), async (sizes, salt) => {
+            const segments: Record<string, number[]> = {};
+            sizes.forEach((n, i) => (segments[`s${i}`] = spread(n, 0.1 + i / 10 + salt / 1e5, 0.5 + i / 10 + salt / 1e5)));
+            await importSegments(storage, segments);
+            const names = Object.keys(segments);
+            const h = await harvest(api, names);
+            // Means and counts: no published combination isolates a small group.
+            expect(difference(h)).toBeNull();
+            // Every cell below the minimum is withheld, and its size is in no body.
+            for (const [s, values] of Object.entries(segments)) {
+              if (values.length < MIN) expect(h.published.has(s)).toBe(false);
+            }
+            const hidden = new Set(names.filter((s) => !h.published.has(s)).map((s) => segments[s]!.length));
+            const shown = new Set([...h.published.values()].map((p) => p.n));
+            for (const n of hidden) {
+              if (shown.has(n)) continue;
+              for (const body of h.bodies) expect(body).not.toContain(`"sample_size":${n},`);
+            }
+            // Histograms: when all and a published segment share their edges, all's counts minus the segment's
+            // cover either nothing or at least the minimum businesses.
+            const all = h.published.get("all");
+            if (all?.counts) {
+              const rest = [...all.counts];
+              for (const [s, p] of h.published) if (s !== "all" && p.counts && p.counts.length === rest.length) p.counts.forEach((c, i) => (rest[i] = rest[i]! - c));
+              const left = rest.reduce((a, b) => a + b, 0);
+              const fromSegments = [...h.published].filter(([s]) => s !== "all").reduce((a, [, p]) => a + p.n, 0);
+              expect(all.n - fromSegments === 0 || all.n - fromSegments >= MIN).toBe(true);
+              expect(left).toBeGreaterThanOrEqual(0);
+            }
+          }),
+          { numRuns: name === "memory" ? 40 : 8 },
+        );
+      } finally {
+        await storage.close?.();
+      }
+    }, 120_000);
+  });
+}
