@@ -7,8 +7,9 @@ import type { Route } from "./route.ts";
 import { baseRouter } from "./base-router.ts";
 import { bearerToken, splitUrl } from "./request-url.ts";
 import { queryValues } from "./query.ts";
-import { interpretPercentile } from "./data/interpretation.ts";
+import { interpretPercentile, interpretPercentileJson } from "./data/interpretation.ts";
 import { clientAddressOf } from "./data/key-checks.ts";
+import { CATEGORIES, METRICS } from "../data/catalog.ts";
 import { kit, LIVE_HOST } from "./test-kit.ts";
 
 describe("service routes", () => {
@@ -207,6 +208,19 @@ describe("interpretation", () => {
   it("lower-is-better metrics invert it", () => {
     expect(interpretPercentile("burn_multiple", 3.1, 88, "fintech", "all", "2026-Q3")).toMatch(/3\.1x .*Lower is better.*about 12% of peers: in the bottom quartile/);
     expect(interpretPercentile("refund_rate", 0.02, 50, "retail", "all", "2026-Q3")).toMatch(/at the median/);
+  });
+  it("as JSON text, is exactly JSON.stringify of the sentence, whatever the segment and period hold", () => {
+    const text = fc.oneof(
+      fc.string({ unit: "binary" }),
+      fc.array(fc.constantFrom("a", " ", '"', "\\", "\n", "\u0000", "\u001f", "\u2028", "\ud800", "\udc00", "é", "😀")).map((a) => a.join("")),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...METRICS), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 0, max: 1000 }), fc.constantFrom(...CATEGORIES), text, text, (metric, value, tenths, category, segment, period) => {
+        const percentile = tenths / 10;
+        return interpretPercentileJson(metric, value, percentile, category, segment, period) === JSON.stringify(interpretPercentile(metric, value, percentile, category, segment, period));
+      }),
+      { numRuns: 3_000 },
+    );
   });
 });
 

@@ -3,11 +3,11 @@ import * as v from "valibot";
 import { percentileRank } from "../../stats/percentile-rank.ts";
 import { roundTo1 } from "../../stats/round-to1.ts";
 import { okJson } from "../reply.ts";
-import { jsonNumber, jsonString } from "./round-output.ts";
+import { jsonNumber } from "./round-output.ts";
 import { cellJson, cellPercentiles } from "./cell-summary.ts";
 import { assertOffered, requireCell, resolvePeriod } from "./cell-lookup.ts";
 import { defineDataEndpoint, segmentOf } from "./data-endpoint.ts";
-import { interpretPercentile } from "./interpretation.ts";
+import { interpretPercentileJson } from "./interpretation.ts";
 import { categoryParam, metricParam, periodParam, segmentParam, valueParam } from "./query-params.ts";
 
 /** GET /benchmarks/percentile. The rank is scipy's `percentileofscore(kind="mean")`, one decimal. */
@@ -40,7 +40,7 @@ export const percentileEndpoint = defineDataEndpoint({
       const p = cellPercentiles(cell);
       return JSON.stringify({ p50: p.p50, p75: p.p75, p90: p.p90 });
     });
-    const interpretation = jsonString(interpretPercentile(metric, value, percentile, category, segment, period));
+    const interpretation = interpretPercentileJson(metric, value, percentile, category, segment, period);
     return okJson(
       `{"metric":"${metric}","value":${value},"category":"${category}","segment":${JSON.stringify(segment)},"period":${JSON.stringify(period)},"percentile":${jsonNumber(percentile)},"interpretation":${interpretation},"context":${context}}`,
     );

@@ -19,7 +19,7 @@ export function jsonNumber(x: number): string {
 // since JSON.stringify escapes lone ones) any surrogate.
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
-/** A string as JSON text, as JSON.stringify writes it; a sentence with nothing to escape is only quoted. */
-export function jsonString(s: string): string {
-  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
+/** A string as the inside of its JSON text (`JSON.stringify(s)` without the quotes). */
+export function jsonInner(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s).slice(1, -1) : s;
 }
