@@ -6,6 +6,8 @@ export type { Clock, ManualClock, RandomSource } from "./clock/clock.ts";
 export { cryptoRandom, isoTime, manualClock, systemClock } from "./clock/clock.ts";
 export type { ErrorBody } from "./errors/service-error.ts";
 export { isServiceError, ServiceError } from "./errors/service-error.ts";
+export type { ErrorCode } from "./errors/error-codes.ts";
+export { ERROR_CODES } from "./errors/error-codes.ts";
 export type { IdPrefix } from "./ids/new-id.ts";
 export { isId, newId } from "./ids/new-id.ts";
 

@@ -1,4 +1,5 @@
 /** The one error type of benchdata: an HTTP status, a stable code and a human-readable detail. */
+import type { ErrorCode } from "./error-codes.ts";
 
 /** The JSON body every error response carries. */
 export interface ErrorBody {
@@ -10,12 +11,12 @@ export interface ErrorBody {
 /** An error that knows its HTTP status and contract code; one place turns it into the `{detail, code, status}` body. */
 export class ServiceError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly detail: string;
   /** Extra response headers (e.g. `Retry-After`). */
   readonly headers: Readonly<Record<string, string>> | undefined;
 
-  constructor(status: number, code: string, detail: string, headers?: Record<string, string>) {
+  constructor(status: number, code: ErrorCode, detail: string, headers?: Record<string, string>) {
     super(detail);
     this.name = "ServiceError";
     this.status = status;

@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { cryptoRandom, systemClock } from "../clock/clock.ts";
 import { DEFAULT_CONFIG } from "../config/config.ts";
 import { createSyntheticSource } from "../data/synthetic.ts";
+import { ERROR_CODES } from "../errors/error-codes.ts";
 import { ServiceError } from "../errors/service-error.ts";
 import type { Logger } from "../log/logger.ts";
 import { silentLogger } from "../log/logger.ts";
@@ -34,7 +35,7 @@ const ADMIN_PREFIX = ADMIN_BASE + "/";
 /** The error body's schema, `{detail, code, status}`. */
 export const ErrorBodySchema = v.object({
   detail: v.pipe(v.string(), v.description("Human-readable explanation.")),
-  code: v.pipe(v.string(), v.description("Stable machine-readable code, e.g. `auth.unknown_key`.")),
+  code: v.pipe(v.picklist(ERROR_CODES), v.description("Stable machine-readable code, e.g. `auth.unknown_key`.")),
   status: v.pipe(v.number(), v.integer(), v.description("The HTTP status, repeated.")),
 });
 
