@@ -1,6 +1,9 @@
 // @benchdata/client against a real `benchdata serve` (the built CLI, SQLite): every operation once, the error codes,
 // 429 with retry on and off, and the same checks again on the real Bun and Deno runtimes.
 import { spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServe } from "../../adapter-node/test/helpers.ts";
 import type { Instance } from "../../adapter-node/test/helpers.ts";
-import { Benchdata, BenchdataError, OPERATIONS } from "../src/index.ts";
+import { Benchdata, BenchdataError, OPERATIONS, verifyWebhook } from "../src/index.ts";
 import { runChecks } from "./checks.ts";
 
 const ADMIN = "client-test-admin-token-0123456789abcdef";
@@ -113,6 +116,71 @@ describe("@benchdata/client on Node against benchdata serve (SQLite)", () => {
       ["/healthz", null, "my-app/1.0"],
     ]);
   });
+});
+
+describe("@benchdata/client: real deliveries and quota", () => {
+  it("verifyWebhook accepts the deliveries a local receiver gets from benchdata serve (both schemes) and refuses them altered", async () => {
+    const received: { body: Buffer; headers: IncomingHttpHeaders }[] = [];
+    let arrived: () => void = () => {};
+    const delivered = new Promise<void>((resolve) => (arrived = resolve));
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        received.push({ body: Buffer.concat(chunks), headers: req.headers });
+        res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
+        arrived();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      const admin = new Benchdata({ baseUrl: server.url, adminToken: ADMIN });
+      const acc = await admin.adminCreateAccount({ name: "deliveries", tier: "developer" });
+      const console = new Benchdata({ baseUrl: server.url, sessionToken: acc.data.session_token });
+      const hook = await console.createWebhook({ url, events: ["key.created"] });
+      const key = await console.createKey({ name: "delivered", environment: "test", scopes: ["benchmarks:read"] });
+      await delivered;
+      const { body, headers } = received[0]!;
+      const secret = hook.data.signing_secret;
+      const both = await verifyWebhook(new Uint8Array(body), headers, secret);
+      expect(both.ok && both.scheme).toBe("standard-webhooks");
+      if (!both.ok || both.event.type !== "key.created") throw new Error(`not a key.created event: ${JSON.stringify(both)}`);
+      expect(both.event.data.key_id).toBe(key.data.key_id);
+      expect(both.event.account_id).toBe(acc.data.account_id);
+      const xOnly = await verifyWebhook(body.toString("utf8"), { "x-service-signature": headers["x-service-signature"] }, secret);
+      expect(xOnly.ok && xOnly.scheme).toBe("x-service-signature");
+      const altered = Buffer.from(body.toString("utf8").replace("delivered", "Delivered"));
+      expect(await verifyWebhook(altered, headers, secret)).toEqual({ ok: false, reason: "invalid_signature" });
+      expect(await verifyWebhook(body, headers, secret.slice(0, -2) + "AA")).toEqual({ ok: false, reason: "invalid_signature" });
+      expect(await verifyWebhook(body, headers, secret, { now: () => Date.now() + 3_600_000 })).toEqual({ ok: false, reason: "stale_timestamp" });
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  }, 60_000);
+
+  it("402 quota.exhausted: thrown with the service's detail and never retried, even with retry on", async () => {
+    // A live deployment (live keys count toward quota), an account allowed one call a month.
+    const live = await startServe(["--db", "memory:"], { BENCHDATA_ADMIN_TOKEN: ADMIN });
+    try {
+      const admin = new Benchdata({ baseUrl: live.url, adminToken: ADMIN });
+      const acc = await admin.adminCreateAccount({ name: "quota", tier: "enterprise" });
+      await admin.adminUpdateAccount(acc.data.account_id, { limits: { monthly_quota: 1 } });
+      const key = await new Benchdata({ baseUrl: live.url, sessionToken: acc.data.session_token }).createKey({ name: "live", environment: "live", scopes: ["benchmarks:read"] });
+      let attempts = 0;
+      const bd = new Benchdata({ baseUrl: live.url, apiKey: key.data.raw_key, retry: { maxRetries: 3, baseDelayMs: 1 }, fetch: (r) => (attempts++, fetch(r)) });
+      // The one call of the allowance (no live data is imported: 404, still counted).
+      await bd.getBenchmarks({ category: "saas" }).catch((e: unknown) => e);
+      attempts = 0;
+      const err = (await bd.getBenchmarks({ category: "saas" }).catch((e: unknown) => e)) as BenchdataError;
+      expect(err).toBeInstanceOf(BenchdataError);
+      expect([err.status, err.code, attempts]).toEqual([402, "quota.exhausted", 1]);
+      expect(err.detail.length).toBeGreaterThan(0);
+      expect(err.rateLimit).not.toBeNull();
+    } finally {
+      await live.stop();
+    }
+  }, 60_000);
 });
 
 describe("@benchdata/client on other runtimes (the same checks)", () => {
