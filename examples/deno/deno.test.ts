@@ -1,11 +1,12 @@
 // The Deno example, run on the real Deno runtime (from the `deno` npm package) and driven over HTTP.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const deno = fileURLToPath(new URL("../../node_modules/.bin/deno", import.meta.url));
 const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+const client = fileURLToPath(new URL("./client.ts", import.meta.url));
 
 describe("example: Deno.serve", () => {
   let child: ChildProcess;
@@ -55,4 +56,19 @@ describe("example: Deno.serve", () => {
     expect(bad.status).toBe(422);
     expect(((await bad.json()) as { code: string }).code).toBe("validation.invalid_category");
   });
+
+  it("a Deno program calls it through @benchdata/client: bootstrap, key, a typed answer, a typed refusal", () => {
+    const r = spawnSync(deno, ["run", "--allow-net", "--allow-env", client], {
+      cwd: fileURLToPath(new URL(".", import.meta.url)),
+      env: { ...process.env, BENCHDATA_URL: base, BENCHDATA_ADMIN_TOKEN: admin, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+      encoding: "utf8",
+      timeout: 90_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const [answer, refusal] = r.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(answer!.percentile).toBeGreaterThanOrEqual(0);
+    expect(String(answer!.interpretation)).toMatch(/churn/i);
+    expect(answer!.remaining).toBe(59);
+    expect(refusal).toEqual({ refused: "auth.insufficient_scope", status: 403 });
+  }, 120_000);
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Benchdata, BenchdataError } from "@benchdata/client";
 import { start } from "./server.ts";
 
 describe("example: benchdata embedded in an existing node:http server", () => {
@@ -19,29 +20,26 @@ describe("example: benchdata embedded in an existing node:http server", () => {
     expect(await (await fetch(`${app.url}/benchmarks-api/healthz`)).json()).toEqual({ ok: true });
   });
 
-  it("the host's login decides console access; each user sees only their own account", async () => {
-    const noLogin = await fetch(`${app.url}/benchmarks-api/api/v1/console/keys`);
-    expect(noLogin.status).toBe(401);
-    expect(((await noLogin.json()) as { code: string }).code).toBe("console.invalid_session");
+  it("the host's login decides console access; each user sees only their own account (through @benchdata/client)", async () => {
+    // The client against the mounted prefix; the console credential is the host's own login cookie.
+    const as = (cookie?: string, apiKey?: string): Benchdata =>
+      new Benchdata({ baseUrl: `${app.url}/benchmarks-api`, ...(apiKey ? { apiKey } : {}), fetch: (r) => { if (cookie) r.headers.set("cookie", cookie); return fetch(r); } });
+    const noLogin = await as().listKeys().catch((e: unknown) => e);
+    expect(noLogin).toBeInstanceOf(BenchdataError);
+    expect([(noLogin as BenchdataError).status, (noLogin as BenchdataError).code]).toEqual([401, "console.invalid_session"]);
 
-    const alice = await login("alice");
-    const created = await fetch(`${app.url}/benchmarks-api/api/v1/console/keys`, {
-      method: "POST",
-      headers: { cookie: alice, "content-type": "application/json" },
-      body: JSON.stringify({ name: "alice's key", environment: "test", scopes: ["benchmarks:read"] }),
-    });
+    const alice = as(await login("alice"));
+    const created = await alice.createKey({ name: "alice's key", environment: "test", scopes: ["benchmarks:read"] });
     expect(created.status).toBe(201);
-    const key = (await created.json()) as { key_id: string; raw_key: string };
+    const key = created.data;
 
-    const data = await fetch(`${app.url}/benchmarks-api/data/v1/benchmarks/history?metric=churn_rate&category=saas&periods=8`, { headers: { authorization: `Bearer ${key.raw_key}` } });
-    expect(data.status).toBe(200);
-    const history = (await data.json()) as { history: { period: string }[] };
-    expect(history.history).toHaveLength(8);
+    const history = await as(undefined, key.raw_key).getHistory({ metric: "churn_rate", category: "saas", periods: 8 });
+    expect(history.data.history).toHaveLength(8);
+    expect(history.rateLimit?.remaining).toBe(history.rateLimit!.limit - 1);
 
-    const bob = await login("bob");
-    const peek = await fetch(`${app.url}/benchmarks-api/api/v1/console/keys/${key.key_id}`, { headers: { cookie: bob } });
-    expect(peek.status).toBe(404);
-    const own = await fetch(`${app.url}/benchmarks-api/api/v1/console/keys/${key.key_id}`, { headers: { cookie: alice } });
-    expect(own.status).toBe(200);
+    const bob = as(await login("bob"));
+    const peek = await bob.getKey(key.key_id).catch((e: unknown) => e);
+    expect((peek as BenchdataError).status).toBe(404);
+    expect((await alice.getKey(key.key_id)).data.key_id).toBe(key.key_id);
   });
 });

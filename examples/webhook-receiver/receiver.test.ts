@@ -41,7 +41,8 @@ describe("example webhook receiver, driven by the delivery worker over real HTTP
   };
 
   beforeAll(async () => {
-    const inner = createReceiver({ secret, onEvent: (event, raw) => void received.push({ event, raw }) });
+    // The worker signs webhook-timestamp with the test's manual clock: the receiver judges freshness by it too.
+    const inner = createReceiver({ secret, verify: { now: () => clock.now() }, onEvent: (event, raw) => void received.push({ event, raw }) });
     // Record what arrived on the wire, to check it with an independent verifier.
     const spy: Receiver = {
       async fetch(request) {

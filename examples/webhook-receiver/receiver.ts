@@ -2,16 +2,11 @@
  * A benchdata webhook receiver as a Web-standard fetch handler (runs on Node, Bun, Deno, Workers):
  * verify the signature over the raw body, acknowledge at once, process after answering, skip duplicates.
  */
-import { verifySignature } from "@benchdata/core";
+import { verifyWebhook } from "@benchdata/client";
+import type { VerifyWebhookOptions, WebhookEvent } from "@benchdata/client";
 
-/** A verified event, as the service sent it. */
-export interface ReceivedEvent {
-  readonly id: string;
-  readonly type: string;
-  readonly account_id: string;
-  readonly created_at: string;
-  readonly data: Record<string, unknown>;
-}
+/** A verified event, as the service sent it: a union over the event types, `data` typed by `type`. */
+export type ReceivedEvent = WebhookEvent;
 
 /** Settings of the receiver. */
 export interface ReceiverOptions {
@@ -21,6 +16,8 @@ export interface ReceiverOptions {
   readonly onEvent?: (event: ReceivedEvent, raw: string) => void | Promise<void>;
   /** Event ids remembered for de-duplication (default 10 000; the oldest are forgotten first). */
   readonly remember?: number;
+  /** Options of `verifyWebhook` (timestamp tolerance, a clock, `requireTimestamp` for replay protection). */
+  readonly verify?: VerifyWebhookOptions;
 }
 
 /** The receiver: a fetch handler. */
@@ -41,18 +38,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (request.method !== "POST") return json(405, { ok: false, error: "method_not_allowed" });
       // Verify the bytes as received: parsing and re-serialising JSON would change them.
       const raw = new Uint8Array(await request.arrayBuffer());
-      if (!verifySignature(options.secret, raw, request.headers.get("X-Service-Signature"))) {
-        return json(400, { ok: false, error: "invalid_signature" });
-      }
+      // Either signature scheme; a stale Standard Webhooks timestamp is refused. Never throws.
+      const verified = await verifyWebhook(raw, request.headers, options.secret, options.verify);
+      if (!verified.ok) return json(400, { ok: false, error: verified.reason });
+      const event = verified.event;
       const text = new TextDecoder().decode(raw);
-      let event: ReceivedEvent;
-      try {
-        event = JSON.parse(text) as ReceivedEvent;
-      } catch {
-        return json(400, { ok: false, error: "invalid_json" });
-      }
-      // The header is not signed; the body is. They must agree, so a replayed body cannot dodge de-duplication.
-      const id = request.headers.get("X-Service-Event-Id");
+      // X-Service-Event-Id is not signed; the body is. They must agree, so a replayed body cannot dodge de-duplication.
+      const id = request.headers.get("X-Service-Event-Id") ?? request.headers.get("webhook-id");
       if (id === null || id !== event.id) return json(400, { ok: false, error: "event_id_mismatch" });
 
       // Deliveries are at least once: a retry after a lost acknowledgement brings the same id again.
