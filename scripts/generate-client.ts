@@ -7,7 +7,6 @@
 // Run it after changing a route, a schema, an event type or an error code, and commit the result.
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import openapiTS, { astToString } from "openapi-typescript";
 import type { OpenAPI3 } from "openapi-typescript";
 import ts from "typescript";
 import { createMemoryStorage, EVENT_TYPES } from "../packages/core/src/index.ts";
@@ -47,6 +46,10 @@ function* eachOperation(doc: Doc): Generator<{ path: string; method: string; op:
 const camel = (name: string): string => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 async function openapiFile(doc: Doc): Promise<string> {
+  const { default: openapiTS, astToString } = await import("openapi-typescript").catch(() => {
+    console.error("openapi-typescript is not installed here: run npm install (it is a root devDependency).");
+    process.exit(1);
+  });
   const ast = await openapiTS(doc as unknown as OpenAPI3, { alphabetize: false });
   return HEADER + astToString(ast);
 }

@@ -195,6 +195,29 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   await admin.adminUpdateAccountPost(accountId, { limits: { per_minute: null } });
   ok("rate limits");
 
+  // More codes a method can meet
+  await expectCode(() => data.getPercentileRank({ category: "saas", metric: "cart_abandon_rate", value: 0.5 }), 422, "validation.metric_not_offered", "metric not offered");
+  const liveKey = await console.createKey({ name: "live", environment: "live", scopes: ["benchmarks:read"] });
+  await expectCode(() => new Benchdata({ ...base, apiKey: liveKey.data.raw_key }).getBenchmarks({ category: "saas" }), 403, "auth.environment_mismatch", "live key on a test deployment");
+  await admin.adminUpdateAccount(accountId, { allowed_cidrs: ["10.0.0.0/8"] });
+  await expectCode(() => data.getBenchmarks({ category: "saas" }), 403, "auth.ip_not_allowed", "outside the allowed ranges");
+  await admin.adminUpdateAccount(accountId, { allowed_cidrs: [] });
+  equal((await data.getBenchmarks({ category: "saas" })).status, 200, "allowed again");
+  await expectCode(() => data.createMerchantSnapshot({ merchant_id: "big", category: "saas", period, metrics: { ["x".repeat(1_100_000)]: 1 } }), 413, "request.too_large", "body over 1 MB");
+  await expectCode(() => new Benchdata(base).consoleSignIn({ token: "bds_link_" + "A".repeat(43) }), 401, "console.invalid_sign_in", "unknown sign-in link");
+  const small = await admin.adminCreateAccount({ name: `small ${label}`, tier: "developer" });
+  const smallConsole = new Benchdata({ ...base, sessionToken: small.data.session_token });
+  await expectCode(() => smallConsole.createKey({ name: "too much", environment: "test", scopes: ["merchant:read"] }), 403, "console.scope_not_permitted", "scope beyond the tier");
+  let full: BenchdataError | null = null;
+  for (let i = 0; i < 100 && full === null; i++) {
+    full = await smallConsole.createKey({ name: `k${i}`, environment: "test", scopes: ["benchmarks:read"] }).then(
+      () => null,
+      (e: unknown) => (e instanceof BenchdataError ? e : fail(String(e))),
+    );
+  }
+  equal([full?.status, full?.code], [409, "console.limit_reached"], "key limit");
+  ok("more error codes");
+
   // Sessions: a sign-in link exchanged for a session, sign-out, the operator ends all sessions
   const link = await admin.adminCreateSignInLink(accountId);
   const token = link.data.sign_in_url.split("#sign-in=")[1] ?? fail("sign-in token in the link");
