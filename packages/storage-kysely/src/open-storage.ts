@@ -65,7 +65,7 @@ export async function openStorage(url: string, options: OpenStorageOptions = {})
       idleTimeoutMillis: 30_000,
       keepAlive: true,
     });
-    const storage = createPostgresStorage(pool, { clock: options.clock ?? "database", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}) });
+    const storage = createPostgresStorage(pool, { clock: options.clock ?? "database", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}), ...(options.windowChunkSize !== undefined ? { windowChunkSize: options.windowChunkSize } : {}) });
     return Object.assign(storage, { driver: "pg" as const });
   }
   throw new Error(`unsupported storage URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, "//…@"))}: use sqlite:PATH, postgres://… or memory:`);

@@ -17,7 +17,8 @@ const dbs = new WeakMap<Storage, () => Promise<void>>();
 
 async function freshStore(clock: "app" | "database"): Promise<OpenedStorage> {
   const t = await createTestDatabase();
-  const s = await openStorage(t.url, { clock });
+  // Chunks of 7 stamps (128 by default): the windows of the suite cross chunk boundaries.
+  const s = await openStorage(t.url, { clock, windowChunkSize: 7 });
   dbs.set(s, t.drop);
   await s.migrate();
   return s;
@@ -259,6 +260,26 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     }
   });
 
+  it("a key's whole log written before schema 14 is honoured at its next admission, then kept in chunks; peekLimits reads both forms", async () => {
+    await withDatabase(async (up, c) => {
+      await up.createAccount({ id: "acc_old", name: "Old", tier: "growth", createdAt: T0, limits: {}, allowedCidrs: [], billing: {} });
+      // The row an older server leaves: the whole log in the array, no head/next.
+      await c.query("INSERT INTO rate_windows (key_id, stamps) VALUES ('key_old', $1::bigint[])", [Array.from({ length: 300 }, (_, i) => T0 + i * 100)]);
+      const admit = (now: number, perMinute: number) => up.admit({ now, keyId: "key_old", accountId: "acc_old", perMinute, perDay: 1000, windowMs: 60_000, quota: null });
+      const peek = (now: number, perMinute: number) => up.peekLimits({ now, keyId: "key_old", accountId: "acc_old", perMinute, perDay: 1000, windowMs: 60_000 });
+      expect((await peek(T0 + 40_000, 300)).minute).toEqual({ limit: 300, remaining: 0, resetAt: T0 + 60_000 });
+      expect(await admit(T0 + 40_000, 300)).toMatchObject({ kind: "rate_limited", retryAfterMs: 20_000 });
+      expect(await admit(T0 + 40_001, 301)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T0 + 60_000 } });
+      expect(await admit(T0 + 60_000, 301)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T0 + 60_100 } });
+      expect((await peek(T0 + 60_000, 10)).minute).toEqual({ limit: 10, remaining: 0, resetAt: T0 + 29_200 + 60_000 });
+      expect((await peek(T0 + 60_000, 400)).minute).toEqual({ limit: 400, remaining: 99, resetAt: T0 + 60_100 });
+      const row = (await c.query("SELECT cardinality(stamps) AS n, head, next FROM rate_windows WHERE key_id = 'key_old'")).rows[0];
+      expect([Number(row.n), Number(row.head), Number(row.next)]).toEqual([0, 1, 302]);
+      const chunks = (await c.query("SELECT chunk FROM window_chunks WHERE key_id = 'key_old' ORDER BY chunk")).rows.map((r) => Number(r.chunk));
+      expect(chunks).toEqual([0, 1, 2]);
+    });
+  });
+
   it("one batch holding a key under two accounts decides the later account's turn on the window the batch left", async () => {
     // Through the function itself, so the admissions are certainly one batch (the Node side may split them).
     // Accounts are handled in order: acc_a's key_s, then acc_a's key_z (key_s's window leaves the hand), then
@@ -273,7 +294,11 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
       );
       // [clock, kinds, …]: 1 allowed, 2 refused by the minute window.
       expect(answer.rows[0].r[1]).toEqual([1, 1, 1, 2]);
-      const stored = await c.query("SELECT key_id, stamps FROM rate_windows ORDER BY key_id");
+      // Each key's log: its stamps at indices head … next − 1 (the chunks, in index order).
+      const stored = await c.query(`SELECT r.key_id, coalesce(array_agg(u.s ORDER BY w.chunk, u.o) FILTER (WHERE u.s IS NOT NULL), '{}') AS stamps
+                                      FROM rate_windows r LEFT JOIN window_chunks w ON w.key_id = r.key_id
+                                      LEFT JOIN LATERAL unnest(w.stamps) WITH ORDINALITY AS u(s, o) ON w.chunk * 128 + u.o - 1 BETWEEN r.head AND r.next - 1
+                                     GROUP BY r.key_id ORDER BY r.key_id`);
       expect(stored.rows.map((r) => [r.key_id, r.stamps.map(Number)])).toEqual([
         ["key_s", [T0, T0 + 1]],
         ["key_z", [T0 + 2]],

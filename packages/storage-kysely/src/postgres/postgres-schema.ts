@@ -366,14 +366,37 @@ DECLARE
   v_dcounts integer[];
   v_versions bigint[];
   -- The window in hand: the key whose admissions are being decided (they come one after another), and the
-  -- changed windows, written back after the loop.
+  -- changed windows' rows, written back after the loop. A key's log is kept in chunks of v_size stamps
+  -- (window_chunks, see WINDOW_CHUNKS): the stamps at indices v_head … v_next − 1, stamp i in chunk i / v_size.
+  -- In hand: the chunk the next stamp goes to (v_tc, v_tail; written back when it fills or the key changes),
+  -- and two chunks read (v_hc/v_hs, where the live stamps start; v_xc/v_xs, the limit-th newest stamp's).
+  v_size bigint := coalesce(nullif(current_setting('benchdata.window_chunk', true), '')::bigint, 128);
   v_key text;
-  v_stamps bigint[];
+  v_head bigint;
+  v_head0 bigint;
+  v_next bigint;
+  v_tc bigint;
+  v_tail bigint[];
+  v_tdirty boolean := false;
+  v_hc bigint;
+  v_hs bigint[];
+  v_xc bigint;
+  v_xs bigint[];
+  v_arr bigint[];
+  v_c bigint;
+  v_base bigint;
+  v_end bigint;
+  v_i bigint;
+  v_p bigint;
+  v_oldest bigint;
+  r_head bigint;
+  r_next bigint;
+  r_stamps bigint[];
   v_wdirty boolean := false;
   v_w integer;
   v_ws rate_windows[] := '{}';
-  v_lo integer;
-  v_live integer;
+  v_lo bigint;
+  v_live bigint;
   m_allowed boolean;
   m_remaining integer;
   m_reset bigint;
@@ -427,7 +450,7 @@ BEGIN
   -- epoch this statement reads (see admission_epoch): no key or hash has changed since.
   FOR it IN
     SELECT x.i, x.key_id, x.account_id, x.now, floor(x.now / 86400000.0)::integer AS day, x.per_minute, x.per_day, x.window_ms,
-           x.quota, x.again, x.a, x.epoch, r.key_id IS NOT NULL AS has_window, r.stamps,
+           x.quota, x.again, x.a, x.epoch, r.key_id IS NOT NULL AS has_window, r.stamps, r.head, r.next, t.stamps AS tail,
            x.a IS NOT NULL AND (x.expect_hash IS NULL
              OR (coalesce(x.trusted OR (k.id = x.key_id AND k.account_id = x.account_id), false)
                  AND v_versions[x.a] IS NOT DISTINCT FROM x.expect_version)) AS ok
@@ -443,6 +466,7 @@ BEGIN
                    (SELECT (SELECT epoch FROM admission_epoch WHERE id = 1) AS epoch OFFSET 0) AS e
              ORDER BY u.account_id COLLATE "C", u.key_id COLLATE "C", 1) AS x
       LEFT JOIN rate_windows r ON r.key_id = x.key_id
+      LEFT JOIN window_chunks t ON t.key_id = x.key_id AND t.chunk = r.next / v_size
       LEFT JOIN LATERAL (
         SELECT k.id, k.account_id FROM key_hashes h JOIN api_keys k ON k.id = h.key_id AND k.is_active
          WHERE NOT x.trusted AND h.hash = x.expect_hash AND NOT h.retired
@@ -459,45 +483,157 @@ BEGIN
     END IF;
 
     IF it.key_id IS DISTINCT FROM v_key THEN
-      IF v_wdirty AND v_w IS NOT NULL THEN
-        v_ws[v_w] := ROW(v_key, v_stamps)::rate_windows;
-      ELSIF v_wdirty THEN
-        v_ws := array_append(v_ws, ROW(v_key, v_stamps)::rate_windows);
+      IF v_key IS NOT NULL THEN
+        -- The key in hand is done with: its last chunk written back, its chunks wholly behind head deleted, its row kept.
+        IF v_tdirty THEN
+          INSERT INTO window_chunks (key_id, chunk, stamps) VALUES (v_key, v_tc, v_tail)
+            ON CONFLICT (key_id, chunk) DO UPDATE SET stamps = excluded.stamps;
+          v_tdirty := false;
+        END IF;
+        IF v_head / v_size > v_head0 / v_size THEN
+          DELETE FROM window_chunks WHERE key_id = v_key AND chunk < v_head / v_size;
+        END IF;
+        IF v_wdirty AND v_w IS NOT NULL THEN
+          v_ws[v_w] := ROW(v_key, '{}'::bigint[], v_head, v_next)::rate_windows;
+        ELSIF v_wdirty THEN
+          v_ws := array_append(v_ws, ROW(v_key, '{}'::bigint[], v_head, v_next)::rate_windows);
+        END IF;
       END IF;
       v_key := it.key_id;
       v_wdirty := false;
       v_w := NULL;
+      v_hc := NULL;
+      v_xc := NULL;
+      v_tail := NULL;
       IF it.again THEN
         -- The key's window as this batch left it, if it changed it.
         v_w := array_position(ARRAY(SELECT u.key_id FROM unnest(v_ws) AS u), it.key_id);
       END IF;
       IF v_w IS NOT NULL THEN
-        v_stamps := (v_ws[v_w]).stamps;
+        r_head := (v_ws[v_w]).head;
+        r_next := (v_ws[v_w]).next;
+        r_stamps := '{}';
       ELSIF it.has_window THEN
-        v_stamps := it.stamps;
+        r_head := it.head;
+        r_next := it.next;
+        r_stamps := it.stamps;
+        v_tail := it.tail;
       ELSE
         -- A key without a window row (made by an older server): created now, guarded by its account's lock.
-        INSERT INTO rate_windows (key_id, stamps) VALUES (it.key_id, '{}') ON CONFLICT (key_id) DO NOTHING;
-        SELECT stamps INTO v_stamps FROM rate_windows WHERE key_id = it.key_id;
+        INSERT INTO rate_windows (key_id, stamps, head, next) VALUES (it.key_id, '{}', 0, 0) ON CONFLICT (key_id) DO NOTHING;
+        SELECT head, next, stamps INTO r_head, r_next, r_stamps FROM rate_windows WHERE key_id = it.key_id;
       END IF;
+      IF cardinality(r_stamps) > 0 THEN
+        -- A whole log in the row, written by a server before schema 14: split into chunks now.
+        DELETE FROM window_chunks WHERE key_id = it.key_id;
+        INSERT INTO window_chunks (key_id, chunk, stamps)
+          SELECT it.key_id, (u.o - 1) / v_size, array_agg(u.s ORDER BY u.o)
+            FROM unnest(r_stamps) WITH ORDINALITY AS u(s, o) GROUP BY (u.o - 1) / v_size;
+        r_head := 0;
+        r_next := cardinality(r_stamps);
+        v_tail := NULL;
+        v_wdirty := true;
+      END IF;
+      v_head := coalesce(r_head, 0);
+      v_head0 := v_head;
+      v_next := coalesce(r_next, 0);
+      v_tc := v_next / v_size;
+      IF v_tail IS NULL THEN
+        SELECT stamps INTO v_tail FROM window_chunks WHERE key_id = it.key_id AND chunk = v_tc;
+      END IF;
+      v_tail := coalesce(v_tail, '{}');
     END IF;
 
     -- The sliding window (core's slidingWindow): the stamps still inside it, then room for one more? The log is
-    -- ascending, so width_bucket finds the first stamp inside the window: it counts the stamps at or before the
-    -- window's start by the same halving search as core's.
-    v_lo := width_bucket(it.now - it.window_ms, v_stamps) + 1;
-    v_live := cardinality(v_stamps) - v_lo + 1;
+    -- ascending, so width_bucket finds the first stamp inside the window, chunk by chunk from head: it counts
+    -- the stamps at or before the window's start by the same halving search as core's. Whole chunks of expired
+    -- stamps are passed once (head moves past them when the request is admitted).
+    v_lo := v_head;
+    WHILE v_lo < v_next LOOP
+      v_c := v_lo / v_size;
+      IF v_c = v_tc THEN
+        v_arr := v_tail;
+      ELSE
+        IF v_hc IS DISTINCT FROM v_c THEN
+          SELECT stamps INTO v_hs FROM window_chunks WHERE key_id = v_key AND chunk = v_c;
+          v_hc := v_c;
+        END IF;
+        v_arr := v_hs;
+      END IF;
+      v_base := v_c * v_size;
+      v_end := least(coalesce(cardinality(v_arr), 0), v_next - v_base);
+      IF v_end <= v_lo - v_base THEN
+        RAISE EXCEPTION 'benchdata_admit_arrays: window chunk % of key % is missing stamps', v_c, v_key;
+      END IF;
+      v_lo := v_lo + width_bucket(it.now - it.window_ms, v_arr[(v_lo - v_base + 1):v_end]);
+      EXIT WHEN v_lo < v_base + v_end;
+    END LOOP;
+    v_live := v_next - v_lo;
+    -- The oldest stamp that counts once now is in (the minute's reset when admitted).
+    v_oldest := CASE WHEN v_live = 0 THEN it.now ELSE least(v_arr[v_lo - v_base + 1], it.now) END;
     -- The account's UTC day (core's dailyWindow), from the batch's copy of its day row.
     d_count := CASE WHEN v_ddays[it.a] = it.day THEN v_dcounts[it.a] ELSE 0 END;
 
     IF v_live < it.per_minute AND d_count < it.per_day THEN
-      -- Admitted by the rate limits: apply (to the copies, written back after the loop). A clock that stepped
-      -- back can leave a stamp newer than now; the log is kept ordered. The oldest stamp once now is in is the
-      -- minute's reset.
-      IF v_live >= 1 AND v_stamps[cardinality(v_stamps)] > it.now THEN
-        v_stamps := ARRAY(SELECT s FROM unnest(v_stamps[v_lo:] || it.now) AS s ORDER BY s);
+      -- Admitted by the rate limits: apply (to the chunk in hand, written back when it fills or the key changes).
+      -- The expired stamps leave the log (head moves); now joins it in order: a clock that stepped back can leave
+      -- stamps newer than now, and the insertion point is found from the end, chunk by chunk.
+      v_head := v_lo;
+      v_p := v_next;
+      IF v_next > v_head AND NOT (v_next > v_tc * v_size AND v_tail[v_next - v_tc * v_size] <= it.now) THEN
+        LOOP
+          v_c := (v_p - 1) / v_size;
+          IF v_c = v_tc THEN
+            v_arr := v_tail;
+          ELSE
+            IF v_hc IS DISTINCT FROM v_c THEN
+              SELECT stamps INTO v_hs FROM window_chunks WHERE key_id = v_key AND chunk = v_c;
+              v_hc := v_c;
+            END IF;
+            v_arr := v_hs;
+          END IF;
+          v_base := v_c * v_size;
+          v_i := greatest(v_head, v_base);
+          v_end := width_bucket(it.now, v_arr[(v_i - v_base + 1):(v_p - v_base)]);
+          IF v_end > 0 OR v_i <= v_head THEN
+            v_p := v_i + v_end;
+            EXIT;
+          END IF;
+          v_p := v_i;
+        END LOOP;
+      END IF;
+      IF v_p = v_next THEN
+        v_tail := v_tail || it.now;
+      ELSIF v_p >= v_tc * v_size THEN
+        v_tail := v_tail[1:(v_p - v_tc * v_size)] || it.now || v_tail[(v_p - v_tc * v_size + 1):];
       ELSE
-        v_stamps := v_stamps[v_lo:] || it.now;
+        -- The stamp goes into an earlier chunk: the chunk in hand is written, the stamps from v_p on move up one
+        -- index (one statement over the chunks from v_p's on), and the last chunk is read again.
+        IF v_tdirty THEN
+          INSERT INTO window_chunks (key_id, chunk, stamps) VALUES (v_key, v_tc, v_tail)
+            ON CONFLICT (key_id, chunk) DO UPDATE SET stamps = excluded.stamps;
+        END IF;
+        INSERT INTO window_chunks (key_id, chunk, stamps)
+          SELECT v_key, m.i / v_size, array_agg(m.s ORDER BY m.i)
+            FROM (SELECT CASE WHEN c.chunk * v_size + u.o - 1 >= v_p THEN c.chunk * v_size + u.o ELSE c.chunk * v_size + u.o - 1 END AS i, u.s
+                    FROM window_chunks c, unnest(c.stamps) WITH ORDINALITY AS u(s, o)
+                   WHERE c.key_id = v_key AND c.chunk >= v_p / v_size AND c.chunk * v_size + u.o - 1 < v_next
+                  UNION ALL SELECT v_p, it.now) AS m
+           GROUP BY m.i / v_size
+        ON CONFLICT (key_id, chunk) DO UPDATE SET stamps = excluded.stamps;
+        SELECT stamps INTO v_tail FROM window_chunks WHERE key_id = v_key AND chunk = v_tc;
+        v_hc := NULL;
+        v_xc := NULL;
+      END IF;
+      v_next := v_next + 1;
+      v_tdirty := true;
+      IF v_next % v_size = 0 THEN
+        -- The chunk in hand is full: written now, and the next one starts empty.
+        INSERT INTO window_chunks (key_id, chunk, stamps) VALUES (v_key, v_tc, v_tail)
+          ON CONFLICT (key_id, chunk) DO UPDATE SET stamps = excluded.stamps;
+        v_tc := v_tc + 1;
+        v_tail := '{}';
+        v_tdirty := false;
       END IF;
       v_wdirty := true;
       v_ddays[it.a] := it.day;
@@ -526,7 +662,7 @@ BEGIN
           END IF;
         END IF;
         q_allowance := p_base_quota[it.i] + q.blocks * p_block_size[it.i];
-        q_minute := json_build_object('limit', it.per_minute, 'remaining', it.per_minute - (v_live + 1), 'resetAt', v_stamps[1] + it.window_ms);
+        q_minute := json_build_object('limit', it.per_minute, 'remaining', it.per_minute - (v_live + 1), 'resetAt', v_oldest + it.window_ms);
         q_day := json_build_object('limit', it.per_day, 'remaining', it.per_day - (d_count + 1), 'resetAt', (it.day + 1)::bigint * 86400000);
         IF NOT q.exhausted AND q.used < q_allowance THEN
           q.used := q.used + 1;
@@ -611,7 +747,7 @@ BEGIN
       ELSE
         v_kind[it.i] := 1;
         v_mrem[it.i] := it.per_minute - (v_live + 1);
-        v_mreset[it.i] := v_stamps[1] + it.window_ms;
+        v_mreset[it.i] := v_oldest + it.window_ms;
         v_drem[it.i] := it.per_day - (d_count + 1);
       END IF;
       CONTINUE;
@@ -623,10 +759,23 @@ BEGIN
       m_allowed := false; m_remaining := 0; m_reset := it.now + it.window_ms; m_retry := it.window_ms;
     ELSIF v_live < it.per_minute THEN
       m_allowed := true; m_remaining := it.per_minute - (v_live + 1); m_retry := 0;
-      m_reset := CASE WHEN v_live = 0 THEN it.now ELSE least(v_stamps[v_lo], it.now) END + it.window_ms;
+      m_reset := v_oldest + it.window_ms;
     ELSE
-      -- Full: a slot frees when the (n - limit + 1)-th oldest stamp leaves the window.
-      m_allowed := false; m_remaining := 0; m_reset := v_stamps[v_lo + v_live - it.per_minute] + it.window_ms;
+      -- Full: a slot frees when the (n - limit + 1)-th oldest stamp (the limit-th newest) leaves the window.
+      v_i := v_next - it.per_minute;
+      v_c := v_i / v_size;
+      IF v_c = v_tc THEN
+        v_arr := v_tail;
+      ELSIF v_c = v_hc THEN
+        v_arr := v_hs;
+      ELSE
+        IF v_xc IS DISTINCT FROM v_c THEN
+          SELECT stamps INTO v_xs FROM window_chunks WHERE key_id = v_key AND chunk = v_c;
+          v_xc := v_c;
+        END IF;
+        v_arr := v_xs;
+      END IF;
+      m_allowed := false; m_remaining := 0; m_reset := v_arr[v_i - v_c * v_size + 1] + it.window_ms;
       m_retry := greatest(1, m_reset - it.now);
     END IF;
     IF d_count >= it.per_day THEN
@@ -642,16 +791,27 @@ BEGIN
   END LOOP;
   -- The loop's record keeps its last row (all NULL when there was none): every row carries the one epoch read.
   v_epoch := it.epoch;
-  IF v_wdirty AND v_w IS NOT NULL THEN
-    v_ws[v_w] := ROW(v_key, v_stamps)::rate_windows;
-  ELSIF v_wdirty THEN
-    v_ws := array_append(v_ws, ROW(v_key, v_stamps)::rate_windows);
+  IF v_key IS NOT NULL THEN
+    -- The key in hand is done with: its last chunk written back, its chunks wholly behind head deleted, its row kept.
+    IF v_tdirty THEN
+      INSERT INTO window_chunks (key_id, chunk, stamps) VALUES (v_key, v_tc, v_tail)
+        ON CONFLICT (key_id, chunk) DO UPDATE SET stamps = excluded.stamps;
+      v_tdirty := false;
+    END IF;
+    IF v_head / v_size > v_head0 / v_size THEN
+      DELETE FROM window_chunks WHERE key_id = v_key AND chunk < v_head / v_size;
+    END IF;
+    IF v_wdirty AND v_w IS NOT NULL THEN
+      v_ws[v_w] := ROW(v_key, '{}'::bigint[], v_head, v_next)::rate_windows;
+    ELSIF v_wdirty THEN
+      v_ws := array_append(v_ws, ROW(v_key, '{}'::bigint[], v_head, v_next)::rate_windows);
+    END IF;
   END IF;
 
   IF q_dirty THEN
     PERFORM benchdata_put_quota(q);
   END IF;
-  UPDATE rate_windows AS r SET stamps = u.stamps FROM unnest(v_ws) AS u WHERE r.key_id = u.key_id;
+  UPDATE rate_windows AS r SET stamps = u.stamps, head = u.head, next = u.next FROM unnest(v_ws) AS u WHERE r.key_id = u.key_id;
   UPDATE day_counters AS d SET day = u.day, count = u.count
     FROM unnest(v_accs, v_ddays, v_dcounts, v_ddays0, v_dcounts0) AS u(account_id, day, count, day0, count0)
    WHERE (u.day, u.count) IS DISTINCT FROM (u.day0, u.count0) AND d.account_id = u.account_id;
@@ -761,6 +921,55 @@ CREATE OR REPLACE FUNCTION benchdata_admit(
     ARRAY[p_block_size], ARRAY[p_block_price], ARRAY[p_currency], ARRAY[p_retry_after_failure_ms], ARRAY[p_max_auto_charges],
     ARRAY[p_warning_event_id], ARRAY[p_invoice_id]) -> 0
 $$;
+
+-- A key's window as it stands at p_now, nothing admitted (peekLimits): how many stamps still count, and the
+-- oldest that does (the limit-th newest when full); NULL when none. The same walk from head as the admission's.
+CREATE OR REPLACE FUNCTION benchdata_window_peek(p_key text, p_now bigint, p_limit integer, p_window_ms bigint, OUT live bigint, OUT oldest bigint)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_size bigint := coalesce(nullif(current_setting('benchdata.window_chunk', true), '')::bigint, 128);
+  v_head bigint;
+  v_next bigint;
+  v_stamps bigint[];
+  v_lo bigint;
+  v_c bigint;
+  v_base bigint;
+  v_end bigint;
+  v_arr bigint[];
+BEGIN
+  SELECT head, next, stamps INTO v_head, v_next, v_stamps FROM rate_windows WHERE key_id = p_key;
+  IF cardinality(v_stamps) > 0 THEN
+    -- A whole log in the row, written by a server before schema 14.
+    live := (SELECT count(*) FROM unnest(v_stamps) AS s WHERE s > p_now - p_window_ms);
+    oldest := CASE WHEN live = 0 THEN NULL
+                   WHEN p_limit > 0 AND live >= p_limit THEN v_stamps[cardinality(v_stamps) - p_limit + 1]
+                   ELSE v_stamps[cardinality(v_stamps) - live + 1] END;
+    RETURN;
+  END IF;
+  v_head := coalesce(v_head, 0);
+  v_next := coalesce(v_next, 0);
+  v_lo := v_head;
+  WHILE v_lo < v_next LOOP
+    v_c := v_lo / v_size;
+    SELECT stamps INTO v_arr FROM window_chunks WHERE key_id = p_key AND chunk = v_c;
+    v_base := v_c * v_size;
+    v_end := least(coalesce(cardinality(v_arr), 0), v_next - v_base);
+    IF v_end <= v_lo - v_base THEN
+      RAISE EXCEPTION 'benchdata_window_peek: window chunk % of key % is missing stamps', v_c, p_key;
+    END IF;
+    v_lo := v_lo + width_bucket(p_now - p_window_ms, v_arr[(v_lo - v_base + 1):v_end]);
+    EXIT WHEN v_lo < v_base + v_end;
+  END LOOP;
+  live := v_next - v_lo;
+  IF live = 0 THEN
+    oldest := NULL;
+  ELSIF p_limit > 0 AND live >= p_limit THEN
+    v_c := (v_next - p_limit) / v_size;
+    oldest := (SELECT stamps[v_next - p_limit - v_c * v_size + 1] FROM window_chunks WHERE key_id = p_key AND chunk = v_c);
+  ELSE
+    oldest := v_arr[v_lo - v_base + 1];
+  END IF;
+END $$;
 `;
 
 const MERCHANT_SNAPSHOTS = `
@@ -884,6 +1093,21 @@ CREATE TRIGGER day_counters_history AFTER UPDATE OF day ON day_counters
   FOR EACH ROW WHEN (OLD.day <> NEW.day AND OLD.count > 0) EXECUTE FUNCTION benchdata_keep_usage_day();
 `;
 
+// A key's admission log in fixed-size chunks, so that an admission's cost does not grow with its window (see
+// benchdata_admit_arrays): the key's row keeps head and next (its log is the stamps at indices head … next − 1)
+// and an empty stamps; a whole log there (an older server's) is split into chunks at the key's next admission.
+// The last chunk is rewritten by every batch that admits into the key: half of each page is left free for HOT.
+const WINDOW_CHUNKS = `
+ALTER TABLE rate_windows ADD COLUMN head bigint;
+ALTER TABLE rate_windows ADD COLUMN next bigint;
+CREATE TABLE window_chunks (
+  key_id text COLLATE "C" NOT NULL,
+  chunk  bigint NOT NULL,
+  stamps bigint[] NOT NULL,
+  PRIMARY KEY (key_id, chunk)
+) WITH (fillfactor = 50);
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
   { version: 2, name: "admit and outbox functions", sql: FUNCTIONS },
@@ -895,4 +1119,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 8, name: "batched admissions step an account's quota row in memory, written back once per batch", sql: DROP_ADMIT_QUOTA + FUNCTIONS },
   { version: 10, name: "quota holds: a charge buys at least one call; a ceiling of automatic charges per period, paid ones included", sql: QUOTA_HOLDS + FUNCTIONS },
   { version: 13, name: "sessions end: sign-out, revocation, a maximum lifetime; one-time sign-in links; daily usage history", sql: SESSIONS_END },
+  { version: 14, name: "admission logs in fixed-size chunks: an admission's cost no longer grows with the key's window", sql: WINDOW_CHUNKS + FUNCTIONS },
 ];

@@ -66,6 +66,11 @@ export interface PostgresStorageOptions {
   readonly cacheTtlMs?: number;
   /** How many batches of admissions (each one round trip) may be out at once (default 1: while one is out, the next fills up). */
   readonly admitConcurrency?: number;
+  /**
+   * Stamps per chunk of a key's admission log (default 128, set per connection as `benchdata.window_chunk`).
+   * Every server on a database must use the same; only tests set it, to cross chunk boundaries with few stamps.
+   */
+  readonly windowChunkSize?: number;
 }
 
 /** Kysely over a database whose tables are only ever reached through raw SQL. */
@@ -242,8 +247,11 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
   // Idle clients report through the pool (which drops them, so the next query connects afresh); a client
   // checked out at that moment only has its query rejected, so it gets a listener of its own too.
   if (pool.listenerCount("error") === 0) pool.on("error", (e) => logger.warn("postgres idle client error", { error: e.message }));
+  const chunkSize = options.windowChunkSize;
   pool.on("connect", (client) => {
     client.on("error", (e) => logger.warn("postgres client error", { error: e.message }));
+    // Queued ahead of the client's first query.
+    if (chunkSize !== undefined) void client.query(`SET benchdata.window_chunk = ${Math.max(1, Math.floor(chunkSize))}`).catch(() => {});
   });
   const db: Db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   /** The `now` passed to SQL: the app's, or NULL for the database's clock. */
@@ -596,20 +604,14 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       return admitBatch(input);
     },
     async peekLimits({ now, keyId, accountId, perMinute, perDay, windowMs }) {
-      // One read-only statement, on the same clock as admit. The log is ascending, so the n live stamps are
-      // its last n, and the slot that frees next is the (n - limit + 1)-th oldest of them when it is full.
+      // One read-only statement, on the same clock as admit: the window as it stands (benchdata_window_peek, the
+      // admission's walk over the key's chunks) and the account's day.
       const r = (await one(
         db,
-        sql`WITH t AS (SELECT coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()) AS now),
-                 w AS (SELECT w.stamps, cardinality(w.stamps) AS len,
-                              (SELECT count(*) FROM unnest(w.stamps) AS s WHERE s > t.now - ${windowMs}::bigint)::integer AS n
-                       FROM t, rate_windows w WHERE w.key_id = ${keyId})
-            SELECT t.now, coalesce(w.n, 0) AS n,
-              CASE WHEN coalesce(w.n, 0) = 0 THEN NULL
-                   WHEN ${perMinute}::integer > 0 AND w.n >= ${perMinute}::integer THEN w.stamps[w.len - ${perMinute}::integer + 1]
-                   ELSE w.stamps[w.len - w.n + 1] END AS oldest,
+        sql`WITH t AS (SELECT coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()) AS now)
+            SELECT t.now, w.live AS n, w.oldest,
               coalesce((SELECT c.count FROM day_counters c WHERE c.account_id = ${accountId} AND c.day = floor(t.now / 86400000.0)::integer), 0) AS today
-            FROM t LEFT JOIN w ON true`,
+            FROM t, benchdata_window_peek(${keyId}, t.now, ${perMinute}::integer, ${windowMs}::bigint) AS w`,
       ))!;
       const at = num(r.now);
       const oldest = r.oldest === null ? at : num(r.oldest);

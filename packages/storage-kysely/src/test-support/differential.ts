@@ -39,7 +39,7 @@ export async function differential<Op>(d: Differential<Op>): Promise<void> {
       stores.push({ name: "sqlite", s: sqlite });
       if (pgOn) {
         const t = await createTestDatabase();
-        const pg = await openStorage(t.url, { clock: "app" });
+        const pg = await openStorage(t.url, { clock: "app", windowChunkSize: 2 });
         await pg.migrate();
         stores.push({ name: "postgres", s: pg });
         dropPg = t.drop;
