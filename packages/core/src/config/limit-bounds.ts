@@ -5,8 +5,10 @@
  * JavaScript integer and fits PostgreSQL's bigint, and an amount stays an exact integer of minor units.
  */
 export const LIMIT_BOUNDS = {
-  // The sliding window keeps one timestamp per request admitted in the last minute.
-  perMinute: { min: 1, max: 100_000 },
+  // The sliding window keeps one timestamp per request admitted in the last minute. An admission costs the same
+  // whatever the window holds (the SQL stores keep it in fixed-size chunks), so the cap is about memory and disk:
+  // a full window of 1,000,000 is about 2 MB in SQLite, 8 MB in PostgreSQL and in the memory store.
+  perMinute: { min: 1, max: 1_000_000 },
   // The daily counter is a 32-bit integer in the databases.
   perDay: { min: 1, max: 2_147_483_647 },
   monthlyQuota: { min: 0, max: 1_000_000_000_000 },
