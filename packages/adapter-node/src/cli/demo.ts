@@ -27,6 +27,7 @@ export async function runDemo(options: { db: string; port: number; host: string 
     const session = String(account.session_token);
     const key = await post("/api/v1/console/keys", { name: "demo test key", environment: "test", scopes: ["benchmarks:read"] }, session);
     const rawKey = String(key.raw_key);
+    const link = await post(`/api/v1/admin/accounts/${String(account.account_id)}/sign-in-links`, {}, adminToken);
     const query = `${base}/data/v1/benchmarks/percentile?metric=gross_margin&value=0.78&category=saas`;
     const res = await fetch(query, { headers: { authorization: `Bearer ${rawKey}` } });
     const answer = await res.json();
@@ -36,6 +37,7 @@ export async function runDemo(options: { db: string; port: number; host: string 
     w(`account     ${String(account.account_id)} (tier growth)`);
     w(`session     ${session}   (console bearer token, shown once)`);
     w(`test key    ${rawKey}   (shown once)`);
+    w(`console     ${base}${String(link.sign_in_path)}   (open in a browser: a one-time sign-in link)`);
     w("");
     w(`GET ${query.replace(base, "")}  ->  ${res.status}`);
     w(`  X-RateLimit-Limit: ${res.headers.get("x-ratelimit-limit")}  Remaining: ${res.headers.get("x-ratelimit-remaining")}`);

@@ -50,6 +50,11 @@ export interface AppOptions {
   readonly config?: ServiceConfig;
   /** Defaults to the built-in session tokens (`Authorization: Bearer bds_sess_…`). */
   readonly consoleAuth?: ConsoleAuth;
+  /**
+   * Serve the browser console at `/console/` (embedded in core; it signs in with the built-in session cookie
+   * and uses the console API). Defaults to true; false answers 404 there, e.g. when you bring your own console.
+   */
+  readonly consoleUi?: boolean;
   /** The admin API's bearer token; the admin API answers 404 when absent. */
   readonly adminToken?: string | null;
   /** What test keys read; defaults to the synthetic dataset of `config.data.syntheticSeed`. */

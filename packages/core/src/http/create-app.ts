@@ -24,6 +24,7 @@ import { asServiceError, errorResponse, JSON_TYPE, NOSNIFF } from "./reply.ts";
 import { splitUrl } from "./request-url.ts";
 import type { Route } from "./route.ts";
 import { baseRouter } from "./base-router.ts";
+import { consoleUiResponse, isConsolePath } from "./console-ui/console-ui.ts";
 
 /** The base path of the data endpoints. */
 export const DATA_BASE = "/data/v1";
@@ -113,6 +114,7 @@ export function createApp(options: AppOptions): App {
   };
 
   const pipeline = dataPipeline(app, options.storage);
+  const consoleUi = options.consoleUi !== false;
   const dataRoutes: Route[] = DATA_ENDPOINTS.map((e) => {
     const space = e.endpoint.indexOf(" ");
     return {
@@ -210,6 +212,7 @@ export function createApp(options: AppOptions): App {
       if (path.startsWith(DATA_PREFIX)) return dataRouter.fetch(request, path, search, client);
       if (path.startsWith(CONSOLE_PREFIX)) return consoleRouter.fetch(request, path, search, client);
       if (path.startsWith(ADMIN_PREFIX)) return adminRouter.fetch(request, path, search, client);
+      if (consoleUi && isConsolePath(path)) return Promise.resolve(consoleUiResponse(request, path));
       return serviceRouter.fetch(request, path, search, client);
     } catch (error) {
       return Promise.resolve(errorResponse(asServiceError(error, logger, "fetch")));

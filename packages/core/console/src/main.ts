@@ -1,0 +1,435 @@
+/**
+ * The browser console: sign in (a one-time link or a session token), keys, usage and quota, webhooks and
+ * their deliveries, and a quick start, all through the console API. Plain TypeScript and the DOM: the page
+ * is small enough that a framework would be most of its weight.
+ */
+import { EVENT_TYPES } from "../../src/events/events.ts";
+import { api, ApiError, whenSignedOut } from "./api.ts";
+import type { Account, Delivery, Invoice, Key, TestResult, Usage, Webhook } from "./api.ts";
+import { alert, confirmButton, h, replace, secretPanel, svg, table, when } from "./dom.ts";
+
+const app = document.getElementById("app") as HTMLElement;
+const who = document.getElementById("who") as HTMLElement;
+let account: Account | null = null;
+/** The raw test key created in this page, kept in memory only, for the quick start's curl. */
+let lastTestKey: string | null = null;
+
+const TABS = [
+  ["keys", "API keys"],
+  ["usage", "Usage & billing"],
+  ["webhooks", "Webhooks"],
+  ["start", "Quick start"],
+] as const;
+type Tab = (typeof TABS)[number][0];
+
+function message(e: unknown): string {
+  return e instanceof ApiError ? `${e.detail} (${e.code})` : e instanceof Error ? e.message : String(e);
+}
+
+// ---- sign-in -------------------------------------------------------------------------------------------
+
+function signInView(notice?: string): void {
+  account = null;
+  replace(who);
+  const token = h("input", { type: "password", id: "token", name: "token", autocomplete: "off", required: true, spellcheck: "false" });
+  const err = h("div");
+  const form = h(
+    "form",
+    {
+      onsubmit: (ev: Event) => {
+        ev.preventDefault();
+        void exchange(token.value.trim(), err);
+      },
+    },
+    h("label", { for: "token" }, "Session token or sign-in token", token),
+    h("button", { type: "submit" }, "Sign in"),
+  );
+  replace(
+    app,
+    h("h1", {}, "Sign in"),
+    notice ? alert("warn", notice) : null,
+    err,
+    h("p", { class: "muted" }, "Open the sign-in link your operator gave you, or paste the session token (bds_sess_…) you were given."),
+    form,
+  );
+  document.title = "Sign in · benchdata console";
+}
+
+async function exchange(token: string, err: HTMLElement): Promise<void> {
+  replace(err);
+  try {
+    await api("POST", "/sign-in", { token });
+    await start();
+  } catch (e) {
+    replace(err, alert("error", message(e)));
+  }
+}
+
+// ---- shell and routing -------------------------------------------------------------------------------
+
+function currentTab(): Tab {
+  const t = location.hash.replace(/^#/, "");
+  return (TABS.find(([id]) => id === t)?.[0] ?? "keys") as Tab;
+}
+
+async function start(): Promise<void> {
+  // A one-time sign-in link carries its token in the fragment (never sent to a server or a Referer).
+  const m = /^#sign-in=([^&]+)$/.exec(location.hash);
+  if (m) {
+    history.replaceState(null, "", location.pathname);
+    const err = h("div");
+    replace(app, h("p", { class: "muted" }, "Signing in…"), err);
+    try {
+      await api("POST", "/sign-in", { token: decodeURIComponent(m[1]!) });
+    } catch (e) {
+      signInView(e instanceof ApiError && e.status === 401 ? "This sign-in link was already used, has expired or is not valid. Ask your operator for a new one." : message(e));
+      return;
+    }
+  }
+  try {
+    account = await api<Account>("GET", "/account");
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status === 401)) signInView(message(e));
+    return;
+  }
+  replace(
+    who,
+    h("span", {}, `${account.name} · ${account.tier}`),
+    h("button", { type: "button", class: "secondary", onclick: () => void signOut() }, "Sign out"),
+  );
+  await route();
+}
+
+async function signOut(): Promise<void> {
+  try {
+    await api("POST", "/sign-out");
+  } finally {
+    signInView("You are signed out.");
+  }
+}
+
+async function route(): Promise<void> {
+  if (account === null) return;
+  const tab = currentTab();
+  const nav = h("nav", { class: "tabs", "aria-label": "Console sections" }, ...TABS.map(([id, label]) => h("a", { href: `#${id}`, "aria-current": id === tab ? "page" : null }, label)));
+  const body = h("div");
+  replace(app, nav, body);
+  document.title = `${TABS.find(([id]) => id === tab)![1]} · benchdata console`;
+  try {
+    if (tab === "keys") await keysView(body);
+    else if (tab === "usage") await usageView(body);
+    else if (tab === "webhooks") await webhooksView(body);
+    else quickStart(body);
+  } catch (e) {
+    if (account !== null) replace(body, alert("error", message(e)));
+  }
+}
+
+// ---- keys --------------------------------------------------------------------------------------------
+
+async function keysView(body: HTMLElement): Promise<void> {
+  const top = h("div");
+  const list = h("div");
+  const refresh = async (): Promise<void> => {
+    const keys = (await api<{ data: Key[] }>("GET", "/keys")).data;
+    replace(
+      list,
+      keys.length === 0
+        ? h("p", { class: "muted" }, "No keys yet.")
+        : table(
+            ["Name", "Env", "Scopes", "Prefix", "Created", "Last used", "State", ""],
+            keys.map((k) => [
+              k.name,
+              h("span", { class: `pill ${k.environment === "live" ? "ok" : ""}` }, k.environment),
+              k.scopes.join(", "),
+              h("code", {}, k.prefix),
+              when(k.created_at),
+              k.last_used_at === undefined ? h("span", { class: "muted" }, "not tracked") : when(k.last_used_at),
+              !k.is_active ? h("span", { class: "pill bad" }, k.revoked_at ? "revoked" : "retired") : k.rotation_due ? h("span", { class: "pill warn" }, "rotation due") : h("span", { class: "pill ok" }, "active"),
+              k.is_active
+                ? h(
+                    "div",
+                    { class: "row" },
+                    confirmButton("Rotate", `Rotate ${k.name}? The old key stops working.`, async () => {
+                      const r = await api<Key & { raw_key: string }>("POST", `/keys/${encodeURIComponent(k.key_id)}/rotate`);
+                      if (r.environment === "test") lastTestKey = r.raw_key;
+                      replace(top, secretPanel(`New key for ${r.name}`, r.raw_key, () => replace(top)));
+                      await refresh();
+                    }),
+                    confirmButton("Revoke", `Revoke ${k.name}? This cannot be undone.`, async () => {
+                      await api("POST", `/keys/${encodeURIComponent(k.key_id)}/revoke`);
+                      replace(top, alert("ok", `${k.name} is revoked.`));
+                      await refresh();
+                    }),
+                  )
+                : "",
+            ]),
+            "API keys",
+          ),
+    );
+  };
+
+  const name = h("input", { type: "text", id: "key-name", required: true, maxlength: 100 });
+  const env = h("select", { id: "key-env" }, h("option", { value: "test" }, "test"), h("option", { value: "live" }, "live"));
+  const scopes = account!.permitted_scopes.map((s) => h("input", { type: "checkbox", name: "scope", value: s, checked: s === "benchmarks:read" }));
+  const err = h("div");
+  const form = h(
+    "form",
+    {
+      onsubmit: (ev: Event) => {
+        ev.preventDefault();
+        void (async () => {
+          replace(err);
+          const chosen = scopes.filter((c) => c.checked).map((c) => c.value);
+          try {
+            const k = await api<Key & { raw_key: string }>("POST", "/keys", { name: name.value.trim(), environment: env.value, scopes: chosen });
+            if (k.environment === "test") lastTestKey = k.raw_key;
+            name.value = "";
+            replace(top, secretPanel(`Your new ${k.environment} key "${k.name}"`, k.raw_key, () => replace(top)));
+            await refresh();
+          } catch (e) {
+            replace(err, alert("error", message(e)));
+          }
+        })();
+      },
+    },
+    h("label", { for: "key-name" }, "Name", name),
+    h("label", { for: "key-env" }, "Environment", env),
+    h("fieldset", {}, h("legend", {}, "Scopes (those your tier permits)"), ...scopes.map((c) => h("label", {}, c, c.value))),
+    h("button", { type: "submit" }, "Create key"),
+  );
+  replace(body, h("h1", {}, "API keys"), top, list, h("h2", {}, "Create a key"), err, form);
+  await refresh();
+}
+
+// ---- usage and billing ----------------------------------------------------------------------------------
+
+function money(amount: number, currency: string): string {
+  try {
+    return new Intl.NumberFormat(undefined, { style: "currency", currency: currency.toUpperCase() }).format(amount / 100);
+  } catch {
+    return `${(amount / 100).toFixed(2)} ${currency}`;
+  }
+}
+
+function chart(days: { date: string; calls: number }[]): Element {
+  const max = Math.max(1, ...days.map((d) => d.calls));
+  const w = 600;
+  const hgt = 150;
+  const bw = w / days.length;
+  const total = days.reduce((n, d) => n + d.calls, 0);
+  const bars = days.map((d, i) => {
+    const bh = (d.calls / max) * (hgt - 10);
+    const r = svg("rect", { x: (i * bw + 1).toFixed(1), y: (hgt - bh).toFixed(1), width: Math.max(1, bw - 2).toFixed(1), height: bh.toFixed(1) });
+    r.appendChild(svg("title", {}, document.createTextNode(`${d.date}: ${d.calls} calls`)));
+    return r;
+  });
+  return svg("svg", { class: "chart", viewBox: `0 0 ${w} ${hgt}`, preserveAspectRatio: "none", role: "img", "aria-label": `Daily calls over the last ${days.length} days: ${total} in all, at most ${max} in a day.` }, ...bars);
+}
+
+async function usageView(body: HTMLElement): Promise<void> {
+  const [u, daily, invoices] = await Promise.all([
+    api<Usage>("GET", "/usage/summary"),
+    api<{ data: { date: string; calls: number }[] }>("GET", "/usage/daily?days=30"),
+    api<{ data: Invoice[] }>("GET", "/invoices"),
+  ]);
+  const share = u.monthly_limit === 0 ? 1 : u.month / u.monthly_limit;
+  const state = u.quota_exhausted ? "bad" : share >= 0.8 ? "warn" : "";
+  const pct = Math.min(100, Math.round(share * 100));
+  const err = h("div");
+  const failed = invoices.data.find((i) => i.status === "failed");
+  const retry = h("button", {
+    type: "button",
+    onclick: () =>
+      void (async () => {
+        replace(err);
+        try {
+          await api("POST", "/billing/retry");
+          replace(err, alert("ok", "A new charge attempt has started. Refresh in a moment to see its outcome."));
+        } catch (e) {
+          replace(err, alert("error", message(e)));
+        }
+      })(),
+  }, "Retry the charge");
+  replace(
+    body,
+    h("h1", {}, "Usage & billing"),
+    err,
+    h(
+      "section",
+      { class: "card", "aria-labelledby": "quota-h" },
+      h("h2", { id: "quota-h" }, "This billing period"),
+      h("p", {}, `${u.month.toLocaleString()} of ${u.monthly_limit.toLocaleString()} calls used (live keys) · ${u.token_balance.toLocaleString()} left · period ends `, when(u.period_end)),
+      h("div", { class: `bar ${state}`, role: "progressbar", "aria-label": "Calls used this period", "aria-valuemin": 0, "aria-valuemax": u.monthly_limit, "aria-valuenow": u.month }, h("span")),
+      u.quota_exhausted
+        ? h("div", {}, alert("error", "The quota is exhausted: live requests answer 402 until a charge for the next block succeeds."), failed ? h("div", { class: "row" }, h("span", {}, `The last charge failed: ${failed.failure_reason ?? "declined"}.`), retry) : null)
+        : share >= 0.8
+          ? alert("warn", `You have used ${pct}% of this period's calls.`)
+          : null,
+      h("p", { class: "muted" }, `Today: ${u.today.toLocaleString()} of ${u.daily_limit.toLocaleString()} requests (all keys) · ${u.active_keys} active keys`),
+    ),
+    h("section", { class: "card", "aria-labelledby": "daily-h" }, h("h2", { id: "daily-h" }, "Daily calls, last 30 days"), chart(daily.data)),
+    h("h2", {}, "Invoices"),
+    invoices.data.length === 0
+      ? h("p", { class: "muted" }, "No invoices yet.")
+      : table(
+          ["Created", "Amount", "Block", "Attempt", "Status", "Reason"],
+          invoices.data.map((i) => [when(i.created_at), money(i.amount, i.currency), i.block, i.attempt, h("span", { class: `pill ${i.status === "paid" ? "ok" : i.status === "failed" ? "bad" : "warn"}` }, i.status), i.failure_reason ?? ""]),
+          "Invoices",
+        ),
+  );
+  // Set through the CSSOM: the Content-Security-Policy allows no style attribute in markup.
+  const fill = body.querySelector(".bar > span") as HTMLElement | null;
+  if (fill) fill.style.width = `${pct}%`;
+}
+
+// ---- webhooks ------------------------------------------------------------------------------------------
+
+async function webhooksView(body: HTMLElement): Promise<void> {
+  const top = h("div");
+  const list = h("div");
+  const detail = h("div");
+  const refresh = async (): Promise<void> => {
+    const hooks = (await api<{ data: Webhook[] }>("GET", "/webhooks")).data;
+    replace(
+      list,
+      hooks.length === 0
+        ? h("p", { class: "muted" }, "No webhooks yet.")
+        : table(
+            ["URL", "Events", "Created", "State", ""],
+            hooks.map((w) => [
+              h("code", {}, w.url),
+              w.events.join(", "),
+              when(w.created_at),
+              h("span", { class: `pill ${w.status === "disabled" ? "bad" : "ok"}` }, w.status ?? "active", w.disabled_reason ? ` (${w.disabled_reason})` : ""),
+              h(
+                "div",
+                { class: "row" },
+                h("button", { type: "button", class: "secondary", onclick: () => void deliveries(w) }, "Deliveries"),
+                confirmButton("Delete", "Delete this webhook? Its pending deliveries stop.", async () => {
+                  await api("DELETE", `/webhooks/${encodeURIComponent(w.webhook_id)}`);
+                  replace(detail);
+                  replace(top, alert("ok", "Webhook deleted."));
+                  await refresh();
+                }),
+              ),
+            ]),
+            "Webhooks",
+          ),
+    );
+  };
+
+  async function deliveries(w: Webhook): Promise<void> {
+    const rows = (await api<{ data: Delivery[] }>("GET", `/webhooks/${encodeURIComponent(w.webhook_id)}/deliveries`)).data;
+    const err = h("div");
+    replace(
+      detail,
+      h("h2", {}, "Deliveries to ", h("code", {}, w.url)),
+      err,
+      rows.length === 0
+        ? h("p", { class: "muted" }, "No deliveries yet.")
+        : table(
+            ["Event", "Created", "Status", "Attempts", ""],
+            rows.map((d) => [
+              h("span", {}, d.event_type, h("br"), h("code", { class: "muted" }, d.event_id)),
+              when(d.created_at),
+              h("span", { class: `pill ${d.status === "succeeded" ? "ok" : d.status === "dead" ? "bad" : "warn"}` }, d.status),
+              d.attempts.length === 0
+                ? h("span", { class: "muted" }, d.next_attempt_at ? "next attempt " : "none", d.next_attempt_at ? when(d.next_attempt_at) : "")
+                : h("ol", {}, ...d.attempts.map((a) => h("li", {}, when(a.at), ` · ${a.status_code ?? "no answer"} · ${Math.round(a.latency_ms)} ms`, a.error ? ` · ${a.error}` : ""))),
+              d.status === "dead"
+                ? h("button", {
+                    type: "button",
+                    onclick: () =>
+                      void (async () => {
+                        try {
+                          await api("POST", `/webhooks/${encodeURIComponent(w.webhook_id)}/deliveries/${encodeURIComponent(d.delivery_id)}/retry`);
+                          await deliveries(w);
+                        } catch (e) {
+                          replace(err, alert("error", message(e)));
+                        }
+                      })(),
+                  }, "Retry")
+                : "",
+            ]),
+            "Deliveries",
+          ),
+    );
+  }
+
+  const url = h("input", { type: "url", id: "hook-url", required: true, placeholder: "https://example.com/benchdata" });
+  const events = EVENT_TYPES.map((t) => h("input", { type: "checkbox", name: "event", value: t, checked: true }));
+  const err = h("div");
+  const form = h(
+    "form",
+    {
+      onsubmit: (ev: Event) => {
+        ev.preventDefault();
+        void (async () => {
+          replace(err);
+          try {
+            const w = await api<Webhook & { signing_secret: string }>("POST", "/webhooks", { url: url.value.trim(), events: events.filter((c) => c.checked).map((c) => c.value) });
+            url.value = "";
+            replace(top, secretPanel("The webhook's signing secret", w.signing_secret, () => replace(top)));
+            await refresh();
+          } catch (e) {
+            replace(err, alert("error", message(e)));
+          }
+        })();
+      },
+    },
+    h("label", { for: "hook-url" }, "URL (https, a public address)", url),
+    h("fieldset", {}, h("legend", {}, "Events"), ...events.map((c) => h("label", {}, c, c.value))),
+    h("button", { type: "submit" }, "Create webhook"),
+  );
+  const testOut = h("div", { "aria-live": "polite" });
+  const test = h("button", {
+    type: "button",
+    class: "secondary",
+    onclick: () =>
+      void (async () => {
+        replace(testOut, h("p", { class: "muted" }, "Sending…"));
+        try {
+          const r = await api<TestResult>("POST", "/webhooks/test");
+          replace(
+            testOut,
+            r.results.length === 0
+              ? alert("warn", "There is no webhook to send to.")
+              : table(
+                  ["Webhook", "Result", "Status", "Time"],
+                  r.results.map((x) => [h("code", {}, x.url), h("span", { class: `pill ${x.ok ? "ok" : "bad"}` }, x.ok ? "delivered" : (x.error ?? "failed")), x.response_status ?? "—", `${Math.round(x.duration_ms)} ms`]),
+                  "Test event results",
+                ),
+          );
+        } catch (e) {
+          replace(testOut, alert("error", message(e)));
+        }
+      })(),
+  }, "Send a test event");
+  replace(body, h("h1", {}, "Webhooks"), top, list, h("div", { class: "row" }, test), testOut, detail, h("h2", {}, "Create a webhook"), err, form);
+  await refresh();
+}
+
+// ---- quick start ----------------------------------------------------------------------------------------
+
+function quickStart(body: HTMLElement): void {
+  const origin = location.origin;
+  const key = lastTestKey ?? "YOUR_TEST_KEY";
+  const curl = `curl -s -H 'Authorization: Bearer ${key}' '${origin}/data/v1/benchmarks/percentile?metric=gross_margin&value=0.7&category=saas'`;
+  const status = h("span", { class: "muted", role: "status" });
+  replace(
+    body,
+    h("h1", {}, "Quick start"),
+    h("p", {}, lastTestKey ? "Your new test key is filled in (it is kept only in this page):" : "Create a test key under API keys, then run (with your key in place of YOUR_TEST_KEY):"),
+    h("pre", {}, h("code", { id: "curl" }, curl)),
+    h("div", { class: "row" }, h("button", { type: "button", onclick: () => void navigator.clipboard.writeText(curl).then(() => (status.textContent = "Copied."), () => (status.textContent = "Select the text and copy it.")) }, "Copy"), status),
+    h("p", {}, "Test keys answer from synthetic data and never count toward your quota. Every endpoint is described in ", h("a", { href: "/openapi.json" }, "the OpenAPI document"), "."),
+  );
+}
+
+whenSignedOut((m) => signInView(m));
+window.addEventListener("hashchange", () => {
+  if (/^#sign-in=/.test(location.hash)) void start();
+  else void route();
+});
+void start();
