@@ -83,12 +83,12 @@ export function readRateLimit(headers: Headers): RateLimit | null {
   return limit === null || remaining === null || reset === null ? null : { limit, remaining, reset };
 }
 
-async function errorOf(res: Response): Promise<BenchdataError> {
+function errorOf(res: Response, text: string): BenchdataError {
   const headers = res.headers;
   const common = { status: res.status, headers, rateLimit: readRateLimit(headers), retryAfter: intHeader(headers, "retry-after") };
   let body: unknown;
   try {
-    body = JSON.parse(await res.text());
+    body = JSON.parse(text);
   } catch {
     body = undefined;
   }
@@ -100,8 +100,7 @@ async function errorOf(res: Response): Promise<BenchdataError> {
   return new BenchdataError({ ...common, code: "client.invalid_response", detail: `HTTP ${res.status} without an error body` });
 }
 
-async function dataOf(res: Response, op: OperationInfo): Promise<unknown> {
-  const text = await res.text();
+function dataOf(res: Response, text: string, op: OperationInfo): unknown {
   if (res.status === 204 || text === "") return undefined;
   const type = res.headers.get("content-type") ?? op.mediaType ?? "";
   if (!type.includes("json")) return text;
@@ -148,8 +147,11 @@ function clientError(code: ClientErrorCode, detail: string, cause?: unknown): Be
   return new BenchdataError({ status: 0, code, detail, cause });
 }
 
-/** One attempt: fetch with the time-out and the caller's signal, mapping transport failures to `client.*` errors. */
-async function attempt(fetchFn: FetchLike, request: (signal: AbortSignal) => Request, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<Response> {
+/**
+ * One attempt: fetch and read the whole body under the time-out and the caller's signal (a stalled body times out
+ * too), mapping transport failures to `client.*` errors.
+ */
+async function attempt(fetchFn: FetchLike, request: (signal: AbortSignal) => Request, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<{ res: Response; text: string }> {
   const controller = new AbortController();
   let timedOut = false;
   const onAbort = (): void => controller.abort(signal!.reason);
@@ -163,7 +165,8 @@ async function attempt(fetchFn: FetchLike, request: (signal: AbortSignal) => Req
           controller.abort();
         }, timeoutMs);
   try {
-    return await fetchFn(request(controller.signal));
+    const res = await fetchFn(request(controller.signal));
+    return { res, text: await res.text() };
   } catch (cause) {
     if (timedOut) throw clientError("client.timeout", `No response within ${timeoutMs} ms.`, cause);
     if (signal?.aborted) throw clientError("client.aborted", "The call was aborted.", cause);
@@ -193,12 +196,12 @@ export async function send<T>(client: Client, op: OperationInfo, parts: RequestP
   const policy = retryPolicy(options.retry);
   const timeoutMs = call.timeoutMs ?? options.timeoutMs;
   for (let n = 0; ; n++) {
-    const res = await attempt(fetchFn, (signal) => new Request(url, { method: op.method, headers, signal, ...(body !== undefined ? { body } : {}) }), timeoutMs, call.signal);
+    const { res, text } = await attempt(fetchFn, (signal) => new Request(url, { method: op.method, headers, signal, ...(body !== undefined ? { body } : {}) }), timeoutMs, call.signal);
     if (res.ok) {
-      const data = (await dataOf(res, op)) as T;
+      const data = dataOf(res, text, op) as T;
       return { data, status: res.status, headers: res.headers, rateLimit: readRateLimit(res.headers) };
     }
-    const err = await errorOf(res);
+    const err = errorOf(res, text);
     const wait = policy === null ? null : retryDelay(err, op.method, n, policy);
     if (wait === null) throw err;
     try {

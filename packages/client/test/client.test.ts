@@ -98,6 +98,19 @@ describe("@benchdata/client on Node against benchdata serve (SQLite)", () => {
     const pending = new Benchdata({ baseUrl: server.url, fetch: hang }).getBenchmarks({ category: "saas" }, { signal: controller.signal }).catch((e: unknown) => e);
     controller.abort();
     expect(((await pending) as BenchdataError).code).toBe("client.aborted");
+    // A server that sends its headers and then stalls the body: the time-out covers reading it too.
+    const stall = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write("{");
+    });
+    await new Promise<void>((resolve) => stall.listen(0, "127.0.0.1", resolve));
+    try {
+      const stalled = new Benchdata({ baseUrl: `http://127.0.0.1:${(stall.address() as AddressInfo).port}`, timeoutMs: 200 });
+      expect(((await stalled.healthz().catch((e: unknown) => e)) as BenchdataError).code).toBe("client.timeout");
+    } finally {
+      stall.closeAllConnections();
+      await new Promise((resolve) => stall.close(resolve));
+    }
     const refused = (await new Benchdata({ baseUrl: "http://127.0.0.1:9" }).healthz().catch((e: unknown) => e)) as BenchdataError;
     expect(refused.code).toBe("client.network_error");
   });
