@@ -196,6 +196,25 @@ describe("@benchdata/client: real deliveries and quota", () => {
   }, 60_000);
 });
 
+describe("@benchdata/client as an installed package (its exports map and built dist)", () => {
+  const REPO = fileURLToPath(new URL("../../..", import.meta.url));
+  const program = (url: string): string =>
+    `import { Benchdata, BenchdataError } from "@benchdata/client"; const bd = new Benchdata({ baseUrl: ${JSON.stringify(url)} }); ` +
+    `const h = await bd.healthz(); const e = await bd.getBenchmarks({ category: "saas" }).catch((x) => x); ` +
+    `console.log(JSON.stringify([h.data, e instanceof BenchdataError, e.code]));`;
+  for (const [runtime, argv] of [
+    ["node", (code: string) => [process.execPath, ["--input-type=module", "-e", code]]],
+    ["bun", (code: string) => [BIN("bun"), ["-e", code]]],
+  ] as const) {
+    it(`${runtime} resolves "@benchdata/client" from the workspace and calls the server`, () => {
+      const [cmd, args] = argv(program(server.url)) as [string, string[]];
+      const r = spawnSync(cmd, args, { cwd: REPO, encoding: "utf8", timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout.trim())).toEqual([{ ok: true }, true, "auth.missing_key"]);
+    }, 90_000);
+  }
+});
+
 describe("@benchdata/client on other runtimes (the same checks)", () => {
   for (const [runtime, argv] of [
     ["bun", [RUN_CHECKS]],
