@@ -1,6 +1,7 @@
 // The Deno example, run on the real Deno runtime (from the `deno` npm package) and driven over HTTP.
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -58,6 +59,7 @@ describe("example: Deno.serve", () => {
   });
 
   it("a Deno program calls it through @benchdata/client: bootstrap, key, a typed answer, a typed refusal", () => {
+    expect(existsSync(fileURLToPath(new URL("../../node_modules/@benchdata/client", import.meta.url))), "node_modules/@benchdata/client is missing: run npm install (a new workspace)").toBe(true);
     const r = spawnSync(deno, ["run", "--allow-net", "--allow-env", client], {
       cwd: fileURLToPath(new URL(".", import.meta.url)),
       env: { ...process.env, BENCHDATA_URL: base, BENCHDATA_ADMIN_TOKEN: admin, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },

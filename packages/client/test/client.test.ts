@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import type { IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -207,6 +207,7 @@ describe("@benchdata/client as an installed package (its exports map and built d
     ["bun", (code: string) => [BIN("bun"), ["-e", code]]],
   ] as const) {
     it(`${runtime} resolves "@benchdata/client" from the workspace and calls the server`, () => {
+      expect(existsSync(`${REPO}node_modules/@benchdata/client`), "node_modules/@benchdata/client is missing: run npm install (a new workspace)").toBe(true);
       const [cmd, args] = argv(program(server.url)) as [string, string[]];
       const r = spawnSync(cmd, args, { cwd: REPO, encoding: "utf8", timeout: 60_000 });
       expect(r.status, r.stderr).toBe(0);
