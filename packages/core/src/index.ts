@@ -45,6 +45,7 @@ export {
 export * from "./stats/index.ts";
 export { decideSuppression } from "./privacy/suppression.ts";
 export type { SuppressionDecision, WithheldReason } from "./privacy/suppression.ts";
+export { exactRanksAllowed, interpolatedRank } from "./privacy/rank.ts";
 
 export { fromBase64, generateSigningSecret, signatureHeader, signPayload, standardWebhookSignature, toBase64, verifySignature } from "./signing/signature.ts";
 

@@ -4,7 +4,8 @@
  * data endpoint and tries to learn what the publication minimum hides:
  * - the size of a withheld cell (it must appear nowhere),
  * - a withheld segment's mean, count or histogram by subtracting published aggregates (differencing),
- *   on the issue's exact case (dtc 30, b2b 10, all 40) and over random segment sizes around the minimum.
+ *   on the issue's exact case (dtc 30, b2b 10, all 40) and over random segment sizes around the minimum;
+ * - a published cell's individual values, by binary search on percentile ranks (reconstruction).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,7 +13,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Storage } from "@benchdata/core";
-import { createMemoryStorage, defineConfig, manualClock } from "@benchdata/core";
+import { createMemoryStorage, createPrng, defineConfig, manualClock, percentileRank, roundTo1 } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import { importObservations } from "./import/import-observations.ts";
 import { openStorage } from "./open-storage.ts";
@@ -219,6 +220,98 @@ for (const [name, open] of Object.entries(stores)) {
           }),
           { numRuns: name === "memory" ? 40 : 8 },
         );
+      } finally {
+        await storage.close?.();
+      }
+    }, 120_000);
+  });
+}
+
+/**
+ * The reconstruction attack on rank answers (issue 14, route 3). Assuming exact ranks (scipy's mean kind, one
+ * decimal), the k-th smallest value is where the rank leaves 100·(k − 1)/n: a binary search of `steps` queries
+ * per business between `lo` and `hi` finds it. Returns the values found and the queries made.
+ */
+async function reconstruct(rank: (v: number) => Promise<number>, n: number, lo: number, hi: number, steps = 40): Promise<{ values: number[]; queries: number }> {
+  const values: number[] = [];
+  let queries = 0;
+  let from = lo;
+  for (let k = 1; k <= n; k++) {
+    const below = roundTo1((100 * (k - 1)) / n);
+    let a = from;
+    let b = hi;
+    for (let i = 0; i < steps; i++) {
+      const mid = (a + b) / 2;
+      queries++;
+      if ((await rank(mid)) > below) b = mid;
+      else a = mid;
+    }
+    values.push(b);
+    from = a;
+  }
+  return { values, queries };
+}
+
+/** How many of `found` equal one of `truth` to 1e-9: the values the attack recovered. */
+const recovered = (found: number[], truth: number[]): number => found.filter((f) => truth.some((t) => Math.abs(f - t) < 1e-9)).length;
+
+for (const [name, open] of Object.entries(stores)) {
+  describe(`rank queries cannot reconstruct a cell: ${name}`, () => {
+    it("binary search on /benchmarks/percentile recovers none of a 30-business cell's values (the same attack recovers all 30 from exact ranks)", async () => {
+      const storage = await open();
+      await storage.migrate?.();
+      try {
+        const prng = createPrng("privacy-reconstruction");
+        const truth = Array.from({ length: 30 }, () => 0.2 + prng.next() * 0.6).sort((a, b) => a - b);
+        const lines = truth.map((value, i) => JSON.stringify({ business_id: `r${i}`, category: "saas", segment: "smb", period: PERIOD, metric: "gross_margin", value }) + "\n");
+        await importObservations(storage, lines, { format: "ndjson" });
+        const api = await attackerOf(storage);
+        // The attack is competent: against exact ranks it recovers every value, at 40 queries per business.
+        const sorted = Float64Array.from(truth);
+        const exact = await reconstruct(async (v) => roundTo1(percentileRank(sorted, v)), 30, 0, 1);
+        expect(recovered(exact.values, truth)).toBe(30);
+        expect(exact.queries).toBe(1200);
+        // Through the API it learns nothing of the kind.
+        const viaHttp = await reconstruct(async (v) => {
+          const r = await api.get(`/benchmarks/percentile?category=saas&metric=gross_margin&period=${PERIOD}&value=${v}`);
+          expect(r.status).toBe(200);
+          return r.body.percentile;
+        }, 30, 0, 1);
+        expect(recovered(viaHttp.values, truth)).toBe(0);
+      } finally {
+        await storage.close?.();
+      }
+    }, 120_000);
+
+    it("ranks depend on the published percentile set alone: two cells with the same set answer every value alike, merchant ranks included", async () => {
+      const storage = await open();
+      await storage.migrate?.();
+      try {
+        const a = spread(30, 0.2, 0.8);
+        // Moving values no type-7 percentile of 30 reads (positions 0, 5 and 29) keeps the set, changes the cell.
+        const b = [...a];
+        b[0] = 0.05;
+        b[5] = (a[4]! + a[5]!) / 2;
+        b[29] = 0.95;
+        const rows = (period: string, values: number[]) => values.map((value, i) => JSON.stringify({ business_id: `p${i}`, category: "saas", segment: "smb", period, metric: "gross_margin", value }) + "\n");
+        await importObservations(storage, [...rows("2026-Q2", a), ...rows("2026-Q3", b)], { format: "ndjson" });
+        const api = await attackerOf(storage);
+        const setA = (await api.get("/benchmarks?category=saas&period=2026-Q2")).body.metrics.gross_margin;
+        const setB = (await api.get("/benchmarks?category=saas&period=2026-Q3")).body.metrics.gross_margin;
+        const { mean: _ma, ...pa } = setA;
+        const { mean: _mb, ...pb } = setB;
+        expect(pa).toEqual(pb);
+        for (let i = 0; i <= 100; i++) {
+          const v = i / 100;
+          const [ra, rb] = await Promise.all(["2026-Q2", "2026-Q3"].map((p) => api.get(`/benchmarks/percentile?category=saas&metric=gross_margin&period=${p}&value=${v}`)));
+          expect(ra!.body.percentile, String(v)).toBe(rb!.body.percentile);
+        }
+        for (const [period, v] of [["2026-Q2", 0.07], ["2026-Q3", 0.07], ["2026-Q2", 0.9], ["2026-Q3", 0.9]] as const) {
+          await api.post("/merchant/vcfs", { merchant_id: `m-${period}-${v}`, category: "saas", period, metrics: { gross_margin: v } });
+        }
+        const rankOf = async (period: string, v: number) => (await api.get(`/merchant/compare?merchant_id=m-${period}-${v}`)).body.metrics[0].percentile;
+        expect(await rankOf("2026-Q2", 0.07)).toBe(await rankOf("2026-Q3", 0.07));
+        expect(await rankOf("2026-Q2", 0.9)).toBe(await rankOf("2026-Q3", 0.9));
       } finally {
         await storage.close?.();
       }

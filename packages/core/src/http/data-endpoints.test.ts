@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { CATEGORIES, METRICS, metricsOf } from "../data/catalog.ts";
 import type { Cell } from "../data/source.ts";
 import { createSyntheticSource, SYNTHETIC_LATEST_QUARTER } from "../data/synthetic.ts";
+import { roundTo1 } from "../stats/round-to1.ts";
 import type { Kit } from "./test-kit.ts";
 import { kit, spread } from "./test-kit.ts";
 
@@ -98,23 +99,38 @@ describe("GET /data/v1/benchmarks", () => {
 });
 
 describe("GET /data/v1/benchmarks/percentile", () => {
-  it("ranks a value (scipy mean kind, one decimal) with context and a direction-aware interpretation", async () => {
+  it("ranks a value on the published percentile set (a cell below 1,000 × the minimum), with context and a direction-aware interpretation", async () => {
     const cell = await syntheticCell("saas", "gross_margin");
     const value = quantile(cell.sorted, 0.7);
     const r = await get(`/benchmarks/percentile?category=saas&metric=gross_margin&value=${value}`);
     expect(r.status).toBe(200);
     expect(Object.keys(r.body)).toEqual(["metric", "value", "category", "segment", "period", "percentile", "interpretation", "context"]);
-    let below = 0;
-    let atOrBelow = 0;
-    for (const x of cell.sorted) {
-      if (x < value) below++;
-      if (x <= value) atOrBelow++;
-    }
-    const expected = Math.round(((below + atOrBelow) * 50) / cell.sorted.length * 10) / 10;
+    // Between the published p50 and p75: linear on the curve through (p50, 50) and (p75, 75).
+    const set = (await get("/benchmarks?category=saas")).body.metrics.gross_margin;
+    const expected = Math.round((50 + (25 * (value - set.p50)) / (set.p75 - set.p50)) * 10) / 10;
     expect(r.body.percentile).toBeCloseTo(expected, 6);
     expect(r.body.value).toBe(value);
     expect(r.body.context).toEqual({ p50: expect.closeTo(quantile(cell.sorted, 0.5), 6), p75: expect.closeTo(quantile(cell.sorted, 0.75), 6), p90: expect.closeTo(quantile(cell.sorted, 0.9), 6) });
     expect(r.body.interpretation).toMatch(/Higher is better/);
+  });
+
+  it("a cell of at least 1,000 × the minimum answers scipy's exact rank (mean kind, one decimal)", async () => {
+    const lk = kit();
+    const { session } = await lk.account();
+    const live = (await lk.key(session, "live")).raw;
+    const values = Array.from({ length: 30_000 }, (_, i) => ((i * 7919) % 30_011) / 30_011);
+    await lk.publish("saas", "all", "2026-Q3", "gross_margin", values);
+    const sorted = Float64Array.from(values).sort();
+    for (const value of [0.123456, 0.5, sorted[17]!, 0.999]) {
+      let below = 0;
+      let atOrBelow = 0;
+      for (const x of sorted) {
+        if (x < value) below++;
+        if (x <= value) atOrBelow++;
+      }
+      const r = await lk.data(live, `/benchmarks/percentile?category=saas&metric=gross_margin&value=${value}`);
+      expect(r.body.percentile).toBe(roundTo1(((below + atOrBelow) * 50) / sorted.length));
+    }
   });
 
   it("interpretation knows lower-is-better metrics: a low churn rate is good", async () => {

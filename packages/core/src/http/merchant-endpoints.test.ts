@@ -233,14 +233,16 @@ describe("merchant endpoints on live data: ranks, insights, score, report", () =
     q3 = r.body.vcfs_id;
   });
 
-  it("compare: exact ranks; a cell below the publication minimum is unranked", async () => {
+  it("compare: ranks on the published percentile set (cells below 1,000 × the minimum); a cell below the publication minimum is unranked", async () => {
     const r = await lk.data(key, "/merchant/compare?merchant_id=acme");
     expect(r.body.vcfs_id).toBe(q3);
-    // 0.905: 91 values below → 91/101 = 90.1%. 0.0905 (churn, lower is better): rank 90.1, better than 9.9%. 0.001: 51 below → 50.5.
+    // The curve through (p10, 10) … (p90, 90), extended above p90 to 100 at p90 + (p90 − p75)·10/15 = 1.0:
+    // 0.905 → 90 + 10·0.005/0.1 = 90.5 (scipy's exact rank would be 90.1). 0.0905 (churn, lower is better): rank
+    // 90.5, better than 9.5%. 0.001 between p50 = 0 and p75 = 0.05: 50 + 25·0.001/0.05 = 50.5.
     expect(r.body.metrics.map((m: { metric: string; percentile: number; better_than_pct: number }) => [m.metric, m.percentile, m.better_than_pct])).toEqual([
-      ["gross_margin", 90.1, 90.1],
+      ["gross_margin", 90.5, 90.5],
       ["revenue_growth", 50.5, 50.5],
-      ["churn_rate", 90.1, 9.9],
+      ["churn_rate", 90.5, 9.5],
     ]);
     expect(r.body.metrics[0]).toMatchObject({ p25: 0.25, p50: 0.5, p75: 0.75, sample_size: 101 });
     expect(r.body.unranked).toEqual([{ metric: "burn_multiple", value: 1.5, reason: "insufficient_sample", benchmark_period: "2026-Q3", sample_size: null, withheld_reason: "below_minimum" }]);
@@ -257,8 +259,8 @@ describe("merchant endpoints on live data: ranks, insights, score, report", () =
       ["worsening", "churn_rate"],
     ]);
     for (const f of r.body.findings) expect(Object.keys(f)).toEqual(["kind", "metric", "message", "evidence"]);
-    expect(r.body.findings[0].message).toBe("Gross margin of 90.5% is in the top quartile of saas (all segments) in 2026-Q3: better than 90.1% of peers.");
-    expect(r.body.findings[0].evidence).toEqual({ value: 0.905, percentile: 90.1, better_than_pct: 90.1, p25: 0.25, p50: 0.5, p75: 0.75, sample_size: 101, benchmark_period: "2026-Q3" });
+    expect(r.body.findings[0].message).toBe("Gross margin of 90.5% is in the top quartile of saas (all segments) in 2026-Q3: better than 90.5% of peers.");
+    expect(r.body.findings[0].evidence).toEqual({ value: 0.905, percentile: 90.5, better_than_pct: 90.5, p25: 0.25, p50: 0.5, p75: 0.75, sample_size: 101, benchmark_period: "2026-Q3" });
     expect(r.body.findings[3].evidence).toEqual({ value: 0.0905, period: "2026-Q3", previous_value: 0.05, previous_period: "2026-Q2", change: 0.0405, change_pct: 81 });
     // The first snapshot has no previous one; its ranks fall back to 2026-Q3's cells.
     const first = await lk.data(key, "/merchant/insights?merchant_id=acme&period=2026-Q2");
@@ -269,12 +271,12 @@ describe("merchant endpoints on live data: ranks, insights, score, report", () =
   it("score: the mean of the direction-adjusted ranks, one decimal, with components and grade", async () => {
     const r = await lk.data(key, "/merchant/score?merchant_id=acme");
     expect(r.status).toBe(200);
-    // (90.1 + 50.5 + 9.9) / 3 = 50.1666…
+    // (90.5 + 50.5 + 9.5) / 3 = 50.1666…
     expect(r.body).toMatchObject({ merchant_id: "acme", vcfs_id: q3, period: "2026-Q3", score: 50.2, grade: "C" });
     expect(r.body.components).toEqual([
-      { metric: "gross_margin", rank: 90.1, weight: 0.333333, contribution: 30.033333 },
+      { metric: "gross_margin", rank: 90.5, weight: 0.333333, contribution: 30.166667 },
       { metric: "revenue_growth", rank: 50.5, weight: 0.333333, contribution: 16.833333 },
-      { metric: "churn_rate", rank: 9.9, weight: 0.333333, contribution: 3.3 },
+      { metric: "churn_rate", rank: 9.5, weight: 0.333333, contribution: 3.166667 },
     ]);
     expect(r.body.unranked.map((u: { metric: string }) => u.metric)).toEqual(["burn_multiple"]);
   });

@@ -41,10 +41,13 @@ export function betterThanPct(direction: MetricDirection, percentile: number): n
   return direction === "higher_is_better" ? percentile : (1000 - Math.round(percentile * 10)) / 10;
 }
 
-/** Ranks `value` of `metric` among the cell's businesses. */
-export function compareMetric(metric: Metric, value: number, cell: BenchmarkCell): MetricComparison {
+/**
+ * Ranks `value` of `metric` among the cell's businesses. `rank` (unrounded, 0–100) is the rank to publish when
+ * the caller has one (the HTTP layer passes the privacy-safe rank, docs/privacy.md); else scipy's exact rank.
+ */
+export function compareMetric(metric: Metric, value: number, cell: BenchmarkCell, rank?: number): MetricComparison {
   const direction = METRIC_INFO[metric].direction;
-  const percentile = roundTo1(percentileRank(cell.sorted, value));
+  const percentile = roundTo1(rank ?? percentileRank(cell.sorted, value));
   return {
     metric,
     value,

@@ -9,6 +9,8 @@ import { percentileSet } from "../../stats/percentile-set.ts";
 import type { SummaryStats } from "../../stats/summary-stats.ts";
 import { summaryStats } from "../../stats/summary-stats.ts";
 import { roundOutput } from "./round-output.ts";
+import { percentileRank } from "../../stats/percentile-rank.ts";
+import { exactRanksAllowed, interpolatedRank } from "../../privacy/rank.ts";
 
 interface CellMemo {
   percentiles?: PercentileSet;
@@ -56,4 +58,13 @@ export function cellJson(cell: Cell, name: string, build: () => string): string 
 /** The JSON text of the cell's rounded percentile set. */
 export function cellPercentilesJson(cell: Cell): string {
   return cellJson(cell, "set", () => JSON.stringify(cellPercentiles(cell)));
+}
+
+/**
+ * The rank the API answers for `value` in `cell` (0–100, unrounded): scipy's exact rank only in a cell so large
+ * that one step of the rounded rank covers the publication minimum, else the rank on the cell's published
+ * percentile set, which no number of questions can turn into the cell's values (docs/privacy.md, route 3).
+ */
+export function publishedRank(cell: Cell, value: number, minimum: number): number {
+  return exactRanksAllowed(cell.sampleSize, minimum) ? percentileRank(cell.sorted, value) : interpolatedRank(cellPercentiles(cell), value);
 }

@@ -15,6 +15,7 @@ import type { SnapshotRecord } from "../../storage/types.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
 import { noData } from "./cell-lookup.ts";
 import { withheldReason } from "./publication.ts";
+import { publishedRank } from "./cell-summary.ts";
 import type { DataCall } from "./data-endpoint.ts";
 import { cellName } from "./data-endpoint.ts";
 
@@ -94,7 +95,7 @@ export async function rankSnapshot(source: BenchmarkSource, snapshot: SnapshotRe
     const reason = reasons[i] ?? null;
     if (hit === null || hit === undefined) unranked.push({ metric, value, reason: "no_data", benchmarkPeriod: null, withheld: null });
     else if (reason !== null) unranked.push({ metric, value, reason: "insufficient_sample", benchmarkPeriod: hit.period, withheld: reason });
-    else ranked.push(compareMetric(metric, value, { sorted: hit.cell.sorted, sampleSize: hit.cell.sampleSize, period: hit.period }));
+    else ranked.push(compareMetric(metric, value, { sorted: hit.cell.sorted, sampleSize: hit.cell.sampleSize, period: hit.period }, publishedRank(hit.cell, value, minimum)));
   });
   return { ranked, unranked };
 }
