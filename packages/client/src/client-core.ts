@@ -190,7 +190,7 @@ export async function send<T>(client: Client, op: OperationInfo, parts: RequestP
   if (op.path.startsWith("/api/v1/console/")) headers["x-benchdata-console"] = "1";
   const hasBody = parts.body !== undefined;
   if (hasBody) headers["content-type"] = "application/json";
-  Object.assign(headers, call.headers);
+  for (const [name, value] of Object.entries(call.headers ?? {})) headers[name.toLowerCase()] = value;
   const body = hasBody ? JSON.stringify(parts.body) : undefined;
   const fetchFn: FetchLike = options.fetch ?? ((r) => globalThis.fetch(r));
   const policy = retryPolicy(options.retry);

@@ -122,11 +122,13 @@ describe("@benchdata/client on Node against benchdata serve (SQLite)", () => {
     await c.listKeys();
     await c.adminGetAccount("acc_1");
     await c.healthz();
+    await c.getBenchmarks({ category: "saas" }, { headers: { Authorization: "Bearer svc_test_other" } });
     expect(seen.map((r) => [r.url.replace(server.url, ""), r.headers.get("authorization"), r.headers.get("user-agent")])).toEqual([
       ["/data/v1/benchmarks?category=saas", "Bearer svc_test_k", "my-app/1.0"],
       ["/api/v1/console/keys", "Bearer bds_sess_s", "my-app/1.0"],
       ["/api/v1/admin/accounts/acc_1", "Bearer adm", "my-app/1.0"],
       ["/healthz", null, "my-app/1.0"],
+      ["/data/v1/benchmarks?category=saas", "Bearer svc_test_other", "my-app/1.0"],
     ]);
   });
 });

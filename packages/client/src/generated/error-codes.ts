@@ -38,6 +38,9 @@ export const ERROR_CODES = [
   "internal",
   "not_implemented",
   "service.unavailable",
+  "request.invalid",
+  "request.headers_too_large",
+  "request.timeout",
 ] as const;
 
 /** An error code of the contract: `switch (err.code)` over these. */

@@ -41,6 +41,10 @@ export const ERROR_CODES = [
   "internal",
   "not_implemented",
   "service.unavailable",
+  // Answered by the Node adapter before a request reaches the app (docs/api.md, "Errors").
+  "request.invalid",
+  "request.headers_too_large",
+  "request.timeout",
 ] as const;
 
 /** An error code of the contract. */
