@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * Percentile rank of a value within a category
-         * @description The percentile rank (0–100, one decimal; the mean of the strict and weak ranks) of `value` among the businesses of the cell, with a sentence that knows whether lower values are better for the metric, and the cell's p50, p75 and p90.
+         * @description The percentile rank (0–100, one decimal) of `value` among the businesses of the cell: in a cell of at least 1,000 × the publication minimum, the mean of the strict and weak ranks (scipy `percentileofscore`, kind `mean`); in a smaller one, the rank on the piecewise-linear curve through the cell's published percentile set ((p10, 10) … (p90, 90), extended to 0 and 100 with its outer slopes), so that rank queries cannot reconstruct the cell's values (docs/privacy.md); with a sentence that knows whether lower values are better for the metric, and the cell's p50, p75 and p90.
          */
         get: operations["getPercentileRank"];
         put?: never;
