@@ -15,6 +15,7 @@ import { Benchdata, BenchdataError, OPERATIONS, verifyWebhook } from "../src/ind
 import { runChecks } from "./checks.ts";
 
 const ADMIN = "client-test-admin-token-0123456789abcdef";
+const BIN_CLI = fileURLToPath(new URL("../../adapter-node/bin/benchdata.js", import.meta.url));
 const RUN_CHECKS = fileURLToPath(new URL("./run-checks.ts", import.meta.url));
 const BIN = (name: string): string => fileURLToPath(new URL(`../../../node_modules/.bin/${name}`, import.meta.url));
 
@@ -174,28 +175,45 @@ describe("@benchdata/client: real deliveries and quota", () => {
     }
   }, 60_000);
 
-  it("402 quota.exhausted: thrown with the service's detail and never retried, even with retry on", async () => {
-    // A live deployment (live keys count toward quota), an account allowed one call a month.
-    const live = await startServe(["--db", "memory:"], { BENCHDATA_ADMIN_TOKEN: ADMIN });
+  it("live data imported with benchdata import: a typed answer, 404 data.insufficient_sample, then 402 quota.exhausted never retried (retry on)", async () => {
+    // 40 businesses report gross_margin (over the publication minimum of 30), 5 report churn_rate (under it).
+    const rows = ["business_id,category,segment,period,metric,value"];
+    for (let i = 0; i < 40; i++) rows.push(`b${i},saas,smb,2026-Q3,gross_margin,${(0.5 + i / 100).toFixed(2)}`);
+    for (let i = 0; i < 5; i++) rows.push(`b${i},saas,smb,2026-Q3,churn_rate,0.0${i + 1}`);
+    const csv = join(dir, "live.csv");
+    writeFileSync(csv, rows.join("\n") + "\n");
+    const db = `sqlite:${join(dir, "live.db")}`;
+    const imported = spawnSync(process.execPath, [BIN_CLI, "import", csv, "--db", db], { encoding: "utf8", timeout: 60_000 });
+    expect(imported.status, imported.stderr).toBe(0);
+    // A live deployment (live keys count toward quota).
+    const live = await startServe(["--db", db], { BENCHDATA_ADMIN_TOKEN: ADMIN });
     try {
       const admin = new Benchdata({ baseUrl: live.url, adminToken: ADMIN });
       const acc = await admin.adminCreateAccount({ name: "quota", tier: "enterprise" });
-      await admin.adminUpdateAccount(acc.data.account_id, { limits: { monthly_quota: 1 } });
+      await admin.adminUpdateAccount(acc.data.account_id, { limits: { monthly_quota: 3 } });
       const key = await new Benchdata({ baseUrl: live.url, sessionToken: acc.data.session_token }).createKey({ name: "live", environment: "live", scopes: ["benchmarks:read"] });
       let attempts = 0;
       const bd = new Benchdata({ baseUrl: live.url, apiKey: key.data.raw_key, retry: { maxRetries: 3, baseDelayMs: 1 }, fetch: (r) => (attempts++, fetch(r)) });
-      // The one call of the allowance (no live data is imported: 404, still counted).
-      await bd.getBenchmarks({ category: "saas" }).catch((e: unknown) => e);
-      attempts = 0;
-      const err = (await bd.getBenchmarks({ category: "saas" }).catch((e: unknown) => e)) as BenchdataError;
+      const bench = await bd.getBenchmarks({ category: "saas" });
+      expect([bench.data.period, bench.data.sample_size, Object.keys(bench.data.metrics)]).toEqual(["2026-Q3", 40, ["gross_margin"]]);
+      const thin = (await bd.getPercentileRank({ category: "saas", metric: "churn_rate", value: 0.02 }).catch((e: unknown) => e)) as BenchdataError;
+      expect([thin.status, thin.code]).toEqual([404, "data.insufficient_sample"]);
+      let err: BenchdataError | null = null;
+      for (let i = 0; i < 5 && err === null; i++) {
+        attempts = 0;
+        err = await bd.getBenchmarks({ category: "saas" }).then(
+          () => null,
+          (e: unknown) => e as BenchdataError,
+        );
+      }
       expect(err).toBeInstanceOf(BenchdataError);
-      expect([err.status, err.code, attempts]).toEqual([402, "quota.exhausted", 1]);
-      expect(err.detail.length).toBeGreaterThan(0);
-      expect(err.rateLimit).not.toBeNull();
+      expect([err!.status, err!.code, attempts]).toEqual([402, "quota.exhausted", 1]);
+      expect(err!.detail.length).toBeGreaterThan(0);
+      expect(err!.rateLimit).not.toBeNull();
     } finally {
       await live.stop();
     }
-  }, 60_000);
+  }, 90_000);
 });
 
 describe("@benchdata/client as an installed package (its exports map and built dist)", () => {
