@@ -87,6 +87,10 @@ export type { LogFields, Logger } from "./log/logger.ts";
 export { jsonLogger, redact, silentLogger } from "./log/logger.ts";
 export type { FaultLog, FaultLogOptions } from "./log/fault-log.ts";
 export { faultCause, faultLog, faultMessage } from "./log/fault-log.ts";
+export type { Collector, CounterChild, Family, GaugeChild, HistogramChild, MetricsRegistry } from "./metrics/metrics-registry.ts";
+export { createMetricsRegistry, PROMETHEUS_CONTENT_TYPE } from "./metrics/metrics-registry.ts";
+export type { ChargeOutcomeLabel, DeliveryOutcome, RefusalReason, RouteMetrics, ServiceMetrics, UnavailableCause } from "./metrics/service-metrics.ts";
+export { DELIVERY_BUCKETS, DURATION_BUCKETS, serviceMetrics } from "./metrics/service-metrics.ts";
 
 export type { AddressClass, ParsedAddress } from "./net/ip-address.ts";
 export { classifyAddress, isBlockedAddress, isIpAddress, parseIpAddress } from "./net/ip-address.ts";

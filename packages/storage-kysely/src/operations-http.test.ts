@@ -16,6 +16,7 @@ import { configureSqlite, createSqliteStorage } from "./sqlite/sqlite-storage.ts
 import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
 
 const ADMIN = "admin-token-for-ops-tests-0123456789";
+const METRICS_TOKEN = "metrics-token-for-tests-0123456789";
 const HOST = "http://sandbox.benchdata.test";
 const PERCENTILE = "/data/v1/benchmarks/percentile?category=saas&metric=gross_margin&value=0.5";
 
@@ -87,6 +88,58 @@ for (const [name, open] of Object.entries(stores)) {
       }
     });
 
+    it("GET /metrics: off without metrics.token (404); with it, only that bearer token reads the counters", async () => {
+      const storage = await open();
+      await storage.migrate();
+      try {
+        const off = createApp({ storage, adminToken: ADMIN });
+        expect(await get(off, "/metrics")).toMatchObject({ status: 404, body: { code: "not_found" } });
+        const app = createApp({ storage, adminToken: ADMIN, config: defineConfig({ metrics: { token: METRICS_TOKEN }, tiers: { enterprise: { perMinute: 2 } } }) });
+        const missing = await get(app, "/metrics");
+        expect(missing).toMatchObject({ status: 401, body: { code: "metrics.invalid_token" } });
+        expect(missing.headers.get("www-authenticate")).toMatch(/^Bearer/);
+        expect((await get(app, "/metrics", METRICS_TOKEN + "x")).status).toBe(401);
+        expect((await get(app, "/metrics", ADMIN)).status).toBe(401);
+
+        const key = await testKey(app);
+        expect((await get(app, PERCENTILE, key)).status).toBe(200);
+        expect((await get(app, PERCENTILE, key)).status).toBe(200);
+        expect((await get(app, PERCENTILE, key)).status).toBe(429);
+        expect((await get(app, "/no/such/path")).status).toBe(404);
+        expect((await get(app, "/readyz")).status).toBe(200);
+        const r = await get(app, "/metrics", METRICS_TOKEN);
+        expect(r.status).toBe(200);
+        expect(r.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+        const text = r.body as string;
+        const sample = (line: string): number | undefined => {
+          const found = text.split("\n").find((l) => l.startsWith(line + " "));
+          return found === undefined ? undefined : Number(found.slice(line.length + 1));
+        };
+        expect(sample('benchdata_http_requests_total{route="/data/v1/benchmarks/percentile",method="GET",status_class="2xx"}')).toBe(2);
+        expect(sample('benchdata_http_requests_total{route="/data/v1/benchmarks/percentile",method="GET",status_class="4xx"}')).toBe(1);
+        expect(sample('benchdata_http_request_duration_seconds_count{route="/data/v1/benchmarks/percentile",method="GET"}')).toBe(3);
+        expect(sample('benchdata_http_request_duration_seconds_bucket{route="/data/v1/benchmarks/percentile",method="GET",le="+Inf"}')).toBe(3);
+        expect(sample('benchdata_http_requests_total{route="/api/v1/console/keys",method="POST",status_class="2xx"}')).toBe(1);
+        expect(sample('benchdata_http_requests_total{route="(unmatched)",method="*",status_class="4xx"}')).toBe(1);
+        expect(sample('benchdata_http_requests_total{route="/readyz",method="GET",status_class="2xx"}')).toBe(1);
+        expect(sample('benchdata_admissions_refused_total{reason="rate_limit"}')).toBe(1);
+        expect(sample('benchdata_admissions_refused_total{reason="quota"}')).toBe(0);
+        expect(sample('benchdata_unavailable_total{cause="storage"}')).toBe(0);
+        expect(sample("benchdata_webhook_outbox_depth")).toBe(0);
+        expect(sample("benchdata_storage_up")).toBe(1);
+        expect(sample("benchdata_draining")).toBe(0);
+        if (name === "postgres") {
+          expect(sample("benchdata_storage_pool_size")).toBe(10);
+          expect(sample("benchdata_storage_pool_waiting")).toBe(0);
+          expect(sample("benchdata_storage_pool_in_use")).toBeGreaterThanOrEqual(0);
+        } else expect(sample("benchdata_storage_pool_size")).toBeUndefined();
+        // Every sample line is `name{labels} number`.
+        for (const line of text.split("\n")) if (line !== "" && !line.startsWith("#")) expect(line).toMatch(/^[a-z_]+(\{.*\})? [0-9.e+-]+$/);
+      } finally {
+        await storage.close();
+      }
+    });
+
     it("the storage gauges read the outbox depth (and the pool, on PostgreSQL)", async () => {
       const storage = await open();
       await storage.migrate();
@@ -135,6 +188,8 @@ describe("faults are logged with their cause", () => {
     expect(recovered).toHaveLength(1);
     expect(recovered[0]).toMatchObject({ level: "info", last_cause: "SQLITE_FULL" });
     expect(recovered[0]!.failures_total).toBeGreaterThanOrEqual(50);
+    expect(app.metrics.value("benchdata_storage_errors_total", { cause: "SQLITE_FULL" })).toBeGreaterThanOrEqual(50);
+    expect(app.metrics.value("benchdata_unavailable_total", { cause: "storage" })).toBe(statuses.filter((s) => s === 503).length);
     await storage.close();
   });
 

@@ -1,5 +1,6 @@
 /** The `benchdata` command: serve, demo, migrate, accounts, keys, import. */
 import { jsonLogger, redact, resealWebhookSecrets } from "@benchdata/core";
+import type { ServiceConfig } from "@benchdata/core";
 import { installShutdown } from "../serve.ts";
 import { dbUrl, intFlag, parse, UsageError } from "./args.ts";
 import { ConfigError, loadConfig } from "./config-file.ts";
@@ -83,7 +84,7 @@ async function serveCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
   if (values.help) return help("serve");
   const logger = jsonLogger((line) => process.stdout.write(`${line}\n`));
-  const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
+  const config = withMetricsToken(await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG), process.env.BENCHDATA_METRICS_TOKEN);
   const port = intFlag("port", values.port ?? process.env.PORT, 8787, 0, 65535);
   const db = dbUrl(values.db);
   const adminToken = adminTokenFromEnv(process.env.BENCHDATA_ADMIN_TOKEN);
@@ -92,9 +93,16 @@ async function serveCommand(argv: string[]): Promise<number> {
     clockOffsetMs: Number(process.env.BENCHDATA_CLOCK_OFFSET_MS ?? 0) || 0,
   });
   const driver = (running.storage as { driver?: string }).driver ?? "memory";
-  logger.info("listening", { url: running.url, port: running.port, db: redactDb(db), storage_driver: driver, http_server: running.handle.kind, admin_api: adminToken !== null });
+  logger.info("listening", { url: running.url, port: running.port, db: redactDb(db), storage_driver: driver, http_server: running.handle.kind, admin_api: adminToken !== null, metrics: config.metrics.token !== null });
   installShutdown(running.handle, (m) => logger.info(m));
   return new Promise<number>(() => {});
+}
+
+/** `metrics.token` from BENCHDATA_METRICS_TOKEN when set (it wins over the file; at least 16 characters, like the file's). */
+export function withMetricsToken(config: ServiceConfig, value: string | undefined): ServiceConfig {
+  if (value === undefined || value === "") return config;
+  if (value.length < 16 || !/^[\x21-\x7e]+$/.test(value)) throw new ConfigError("BENCHDATA_METRICS_TOKEN must be at least 16 printable characters without spaces (generate one with `openssl rand -hex 24`)");
+  return { ...config, metrics: { token: value } };
 }
 
 /** The shortest admin token `serve` accepts: a guessable token would hand out every account. */

@@ -8,6 +8,7 @@ import {
   createBillingWorker,
   createDeliveryWorker,
   createMemoryStorage,
+  createMetricsRegistry,
   cryptoRandom,
   makeWebhookUrlChecker,
   resealWebhookSecrets,
@@ -83,8 +84,10 @@ export async function startService(options: {
   const random = cryptoRandom;
   const resolve = nodeResolve;
   const transport = nodeTransport();
-  const deliveries = createDeliveryWorker({ storage, clock, random, transport, resolve, config, logger, secretBox });
-  const billing = createBillingWorker({ storage, clock, random, processor: processorFor(config), config, logger, onEvents: () => deliveries.nudge() });
+  // One registry for the app and both workers: GET /metrics shows them all.
+  const metrics = createMetricsRegistry();
+  const deliveries = createDeliveryWorker({ storage, clock, random, transport, resolve, config, logger, secretBox, metrics });
+  const billing = createBillingWorker({ storage, clock, random, processor: processorFor(config), config, logger, metrics, onEvents: () => deliveries.nudge() });
   const app = createApp({
     storage,
     clock,
@@ -92,6 +95,7 @@ export async function startService(options: {
     hashSecret: hashSecretNode,
     config,
     logger,
+    metrics,
     adminToken: options.adminToken ?? null,
     hooks: {
       chargeRequested: () => billing.nudge(),

@@ -12,6 +12,8 @@ import { BILLING_LEASE_MARGIN_MS, createBillingWorker } from "./billing-worker.t
 import { quotaAdmission } from "./quota-admission.ts";
 import type { SimulatedOutcome } from "./simulated-processor.ts";
 import { simulatedProcessor } from "./simulated-processor.ts";
+import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
+import { createMetricsRegistry } from "../metrics/metrics-registry.ts";
 
 const T0 = Date.UTC(2026, 10, 16, 12, 0, 0);
 const SECOND = 1000;
@@ -72,11 +74,29 @@ async function exhaust(s: Setup): Promise<AdmitResult> {
   return last!;
 }
 
-function worker(s: Setup, processor: PaymentProcessor, extra: { processorTimeoutMs?: number; onEvents?: () => void } = {}) {
+function worker(s: Setup, processor: PaymentProcessor, extra: { processorTimeoutMs?: number; onEvents?: () => void; metrics?: MetricsRegistry } = {}) {
   return createBillingWorker({ storage: s.storage, clock: s.clock, random: cryptoRandom, processor, config: s.config, ...extra });
 }
 
 describe("billing worker", () => {
+  it("metrics: charges are counted by outcome (paid, failed, unknown) in the registry it is given", async () => {
+    const metrics = createMetricsRegistry();
+    for (const outcome of ["succeed", "fail"] as const) {
+      const s = await setup();
+      await exhaust(s);
+      s.clock.advance(2 * SECOND);
+      expect(await worker(s, simulatedProcessor({ outcome }), { metrics }).tick()).toBe(1);
+    }
+    const s = await setup();
+    await exhaust(s);
+    const throwing: PaymentProcessor = { charge: () => Promise.reject(new Error("socket hang up")) };
+    expect(await worker(s, throwing, { metrics }).tick()).toBe(1);
+    expect(metrics.value("benchdata_billing_charges_total", { outcome: "paid" })).toBe(1);
+    expect(metrics.value("benchdata_billing_charges_total", { outcome: "failed" })).toBe(1);
+    expect(metrics.value("benchdata_billing_charges_total", { outcome: "unknown" })).toBe(1);
+    expect(metrics.value("benchdata_billing_charges_total", { outcome: "lease_lost" })).toBe(0);
+  });
+
   it("exactly one charge when 200 concurrent requests meet the exhaustion, even with two workers", async () => {
     const s = await setup();
     const results = await Promise.all(Array.from({ length: 200 }, () => s.admit()));

@@ -9,6 +9,9 @@ import type { ServiceConfig } from "../config/config.ts";
 import { newId } from "../ids/new-id.ts";
 import type { Logger } from "../log/logger.ts";
 import { silentLogger } from "../log/logger.ts";
+import { faultLog } from "../log/fault-log.ts";
+import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
+import { serviceMetrics } from "../metrics/service-metrics.ts";
 import type { ChargeOutcome, ClaimedCharge, Storage } from "../storage/types.ts";
 import type { WorkerLoop } from "../webhooks/worker-loop.ts";
 import { workerLoop } from "../webhooks/worker-loop.ts";
@@ -30,6 +33,8 @@ export interface BillingWorkerOptions {
   readonly pollIntervalMs?: number;
   /** Called after a settlement wrote events, e.g. to nudge the delivery worker. */
   readonly onEvents?: () => void;
+  /** Where to count charge attempts by outcome (e.g. `app.metrics`, so `/metrics` shows them). */
+  readonly metrics?: MetricsRegistry;
 }
 
 /** A billing worker: `tick()` charges what is pending now; `start()`/`nudge()`/`stop()` run it as a loop. */
@@ -66,6 +71,9 @@ export function paymentRequestOf(claim: ClaimedCharge): PaymentRequest {
 export function createBillingWorker(options: BillingWorkerOptions): BillingWorker {
   const { storage, clock, random, processor } = options;
   const logger = options.logger ?? silentLogger;
+  const metrics = options.metrics ? serviceMetrics(options.metrics) : null;
+  // A storage outage fails every poll: logged with its cause, rate-limited, and the recovery too.
+  const faults = faultLog(logger, clock, { message: "billing: storage failed", onFault: (cause) => metrics?.storageError(cause) });
   const timeoutMs = options.processorTimeoutMs ?? 30_000;
   const leaseMs = timeoutMs + BILLING_LEASE_MARGIN_MS;
 
@@ -88,10 +96,12 @@ export function createBillingWorker(options: BillingWorkerOptions): BillingWorke
     try {
       result = await callProcessor(request);
     } catch (e) {
+      metrics?.charges.unknown.inc();
       logger.warn("charge outcome unknown; it will be retried with the same idempotency key", { ...fields, error: errorMessage(e) });
       return;
     }
     if (result === UNKNOWN) {
+      metrics?.charges.unknown.inc();
       logger.warn("charge timed out; it will be retried with the same idempotency key", fields);
       return;
     }
@@ -107,19 +117,25 @@ export function createBillingWorker(options: BillingWorkerOptions): BillingWorke
       eventIds: { exhausted: newId("evt", clock, random), result: newId("evt", clock, random) },
     });
     if (!settled) {
+      metrics?.charges.lease_lost.inc();
       logger.warn("charge outcome not recorded: the lease was lost", { ...fields, processor_ref: result.processorRef });
       return;
     }
+    metrics?.charges[outcome.status].inc();
     if (outcome.status === "paid") logger.info("charge paid", { ...fields, processor_ref: outcome.processorRef });
     else logger.warn("charge failed", { ...fields, processor_ref: outcome.processorRef, reason: outcome.reason });
     options.onEvents?.();
   }
 
   return workerLoop<ClaimedCharge>({
-    claim: (limit) => storage.claimCharges({ now: clock.now(), leaseMs, limit }),
+    claim: async (limit) => {
+      const claimed = await storage.claimCharges({ now: clock.now(), leaseMs, limit });
+      if (faults.failing) faults.ok();
+      return claimed;
+    },
     handle: charge,
     concurrency: options.concurrency ?? 8,
     pollIntervalMs: options.pollIntervalMs ?? 1000,
-    onError: (stage, e) => logger.error(stage === "claim" ? "claiming charges failed" : "settling a charge failed", { error: errorMessage(e) }),
+    onError: (stage, e) => faults.fault(stage === "claim" ? "claimCharges" : "settleCharge", e),
   });
 }

@@ -62,6 +62,18 @@ export const ConfigFileSchema = v.strictObject({
       signInLinkMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1, "must be at least 1"), v.maxValue(1440, "must be at most 1440 (one day)"))),
     }),
   ),
+  metrics: v.optional(
+    v.strictObject({
+      // A guessable token would make the metrics public in all but name.
+      token: v.optional(v.nullable(v.pipe(v.string(), v.minLength(16, "must be at least 16 characters (or null: metrics off)"), v.maxLength(512), v.regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces")))),
+    }),
+  ),
+  shutdown: v.optional(
+    v.strictObject({
+      drainDelaySeconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(600))),
+      drainTimeoutSeconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(3600))),
+    }),
+  ),
 });
 
 /** A config file's content, as parsed. */

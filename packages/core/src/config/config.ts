@@ -31,6 +31,10 @@ export interface ServiceConfig {
   readonly keys: { readonly maxPerAccount: number };
   /** Console sessions last `ttlDays` (1-90); a one-time sign-in link `signInLinkMinutes`. */
   readonly sessions: { readonly ttlDays: number; readonly signInLinkMinutes: number };
+  /** `GET /metrics` requires `Authorization: Bearer <token>`; null (the default) turns the endpoint off. */
+  readonly metrics: { readonly token: string | null };
+  /** SIGTERM: how long to keep serving with `/readyz` at 503 before closing, and the longest wait for in-flight requests. */
+  readonly shutdown: { readonly drainDelaySeconds: number; readonly drainTimeoutSeconds: number };
 }
 
 /** The contract's defaults. Enterprise limits are per account; these are its starting values. */
@@ -63,6 +67,8 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   data: { minSampleSize: 30, syntheticSeed: "benchdata" },
   keys: { maxPerAccount: 50 },
   sessions: { ttlDays: 30, signInLinkMinutes: 15 },
+  metrics: { token: null },
+  shutdown: { drainDelaySeconds: 0, drainTimeoutSeconds: 30 },
 };
 
 /** Deep-merges `over` onto `base` (arrays and scalars replace). */

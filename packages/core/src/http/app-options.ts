@@ -6,6 +6,8 @@ import type { ServiceError } from "../errors/service-error.ts";
 import type { SecretHasher } from "../keys/api-key.ts";
 import type { FaultLog } from "../log/fault-log.ts";
 import type { Logger } from "../log/logger.ts";
+import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
+import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import type { Storage } from "../storage/types.ts";
 import type { SecretBox } from "../webhooks/secret-box.ts";
 
@@ -67,6 +69,11 @@ export interface AppOptions {
   readonly webhooks?: WebhookCapabilities;
   /** How long `/readyz` waits for storage's trivial query (ms, default 800). */
   readonly readinessTimeoutMs?: number;
+  /**
+   * The metrics registry to record into; defaults to a new one. Pass the same registry to the delivery and billing
+   * workers (or give them `app.metrics`) so that one `GET /metrics` shows everything.
+   */
+  readonly metrics?: MetricsRegistry;
 }
 
 /** What the adapter knows about the connection. */
@@ -90,6 +97,8 @@ export interface AppContext {
   readonly logger: Logger;
   /** Where storage failures are recorded (logged rate-limited, with their cause). */
   readonly faults: FaultLog;
+  /** benchdata's metrics, in the registry `createApp` was given (or made). */
+  readonly metrics: ServiceMetrics;
   readonly hooks: Required<AppHooks>;
   readonly webhooks: WebhookCapabilities;
   readonly testData: BenchmarkSource;

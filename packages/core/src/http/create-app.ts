@@ -9,6 +9,11 @@ import type { Logger } from "../log/logger.ts";
 import { silentLogger } from "../log/logger.ts";
 import type { FaultLog } from "../log/fault-log.ts";
 import { faultLog } from "../log/fault-log.ts";
+import { timingSafeEqual } from "../keys/constant-time.ts";
+import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
+import { createMetricsRegistry, PROMETHEUS_CONTENT_TYPE } from "../metrics/metrics-registry.ts";
+import type { ServiceMetrics } from "../metrics/service-metrics.ts";
+import { serviceMetrics } from "../metrics/service-metrics.ts";
 import { hashSecret } from "../keys/api-key.ts";
 import type { AppContext, AppHooks, AppOptions, ClientInfo } from "./app-options.ts";
 import { ADMIN_BASE, adminRoutes } from "./admin/admin-routes.ts";
@@ -21,8 +26,9 @@ import type { OpenApiDocument } from "./openapi/openapi.ts";
 import { buildOpenApi } from "./openapi/openapi.ts";
 import { pooledRandom } from "./pooled-random.ts";
 import { asServiceError, errorResponse, JSON_TYPE, NOSNIFF } from "./reply.ts";
-import { splitUrl } from "./request-url.ts";
+import { bearerToken, splitUrl } from "./request-url.ts";
 import type { Route } from "./route.ts";
+import type { Miss } from "./base-router.ts";
 import { baseRouter } from "./base-router.ts";
 import { consoleUiResponse, isConsolePath } from "./console-ui/console-ui.ts";
 
@@ -59,6 +65,8 @@ export interface App {
   drain(): void;
   /** Whether `drain()` was called. */
   readonly draining: boolean;
+  /** The metrics registry (`GET /metrics` renders it); give it to the workers so their metrics show there too. */
+  readonly metrics: MetricsRegistry;
 }
 
 /** How long `/readyz` waits for storage's trivial query before answering 503 (under a 1 s probe time-out). */
@@ -92,8 +100,11 @@ export function createApp(options: AppOptions): App {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
   const random = options.random ?? cryptoRandom;
-  const faults = faultLog(logger, clock);
-  const storage = failClosedStorage(options.storage, faults);
+  const registry = options.metrics ?? createMetricsRegistry();
+  const metrics = serviceMetrics(registry);
+  const faults = faultLog(logger, clock, { onFault: (cause) => metrics.storageError(cause) });
+  const sink = { faults, metrics };
+  const storage = failClosedStorage(options.storage, sink);
   const app: AppContext = {
     storage,
     clock,
@@ -103,12 +114,13 @@ export function createApp(options: AppOptions): App {
     config,
     logger,
     faults,
+    metrics,
     hooks: safeHooks(options.hooks, logger),
     webhooks: options.webhooks ?? {},
     // The built-in synthetic dataset is pure in-process computation, not a store that can be unreachable: a throw
     // there is a bug (500 like any handler's), and skipping the guard saves a promise and a tick per source call.
-    testData: options.testData ? failClosedSource(options.testData, faults, "testData") : createSyntheticSource(config.data.syntheticSeed),
-    liveData: failClosedSource(options.liveData ?? options.storage.benchmarks, faults, "liveData"),
+    testData: options.testData ? failClosedSource(options.testData, sink, "testData") : createSyntheticSource(config.data.syntheticSeed),
+    liveData: failClosedSource(options.liveData ?? options.storage.benchmarks, sink, "liveData"),
     consoleAuth: options.consoleAuth ?? sessionTokenAuth(storage, clock, options.hashSecret ?? hashSecret),
     adminToken: options.adminToken ? options.adminToken : null,
   };
@@ -155,7 +167,7 @@ export function createApp(options: AppOptions): App {
     {
       method: "GET",
       path: "/readyz",
-      run: () => readiness(options.storage, faults, readinessTimeoutMs, () => draining),
+      run: () => readiness(options.storage, faults, metrics, readinessTimeoutMs, () => draining),
       doc: {
         operationId: "readyz",
         summary: "Readiness",
@@ -178,6 +190,16 @@ export function createApp(options: AppOptions): App {
   const consoleRoutes = CONSOLE_ROUTES.map((r) => consoleRoute(app, r));
   const admin = adminRoutes(app);
   const allRoutes = [...dataRoutes, ...consoleRoutes, ...admin, ...serviceRoutes];
+  // Storage's gauges at each scrape, bounded in time so a dead database cannot hang the scrape.
+  const rawStorage = options.storage;
+  if (rawStorage.gauges) registry.collect(() => readGauges(rawStorage, metrics, readinessTimeoutMs));
+  // Outside the OpenAPI document on purpose: an operator's endpoint with its own token and a text format.
+  const metricsRoute: Route = {
+    method: "GET",
+    path: "/metrics",
+    run: (request) => scrape(request, config.metrics.token, registry),
+    doc: { operationId: "metrics", summary: "Prometheus metrics", tag: "Service", security: "none", success: { status: 200, description: "Metrics." }, errors: [401, 404] },
+  };
   let openapi: OpenApiDocument | undefined;
   const documented = (): OpenApiDocument => (openapi ??= buildOpenApi(allRoutes, ErrorBodySchema));
   const noClient: ClientInfo = {};
@@ -197,11 +219,19 @@ export function createApp(options: AppOptions): App {
   };
 
   // One itty-router per base path: a request is matched only against its own base's routes.
-  const dataRouter = baseRouter(DATA_BASE, dataRoutes, miss);
-  const consoleRouter = baseRouter(CONSOLE_BASE, consoleRoutes, miss);
-  const serviceRouter = baseRouter("", serviceRoutes, miss);
+  // Each route counted and timed by its template; a request no route takes is counted as `(unmatched)`.
+  const unmatched = metrics.route("*", "(unmatched)");
+  const counted: Miss = (request, path, allow) => {
+    const response = miss(request, path, allow);
+    unmatched.count(response.status);
+    return response;
+  };
+  // The data pipeline counts and times its own requests (without an extra promise on the hot path).
+  const dataRouter = baseRouter(DATA_BASE, dataRoutes, counted);
+  const consoleRouter = baseRouter(CONSOLE_BASE, timed(metrics, consoleRoutes), counted);
+  const serviceRouter = baseRouter("", timed(metrics, [...serviceRoutes, metricsRoute]), counted);
   // Without an admin token the admin paths fall through to the service router's 404.
-  const adminRouter = app.adminToken === null ? serviceRouter : baseRouter(ADMIN_BASE, admin, miss);
+  const adminRouter = app.adminToken === null ? serviceRouter : baseRouter(ADMIN_BASE, timed(metrics, admin), counted);
 
   // Not async: the router's promise is returned as is (every route catches its own errors), saving a frame
   // per request on the hot path.
@@ -225,9 +255,11 @@ export function createApp(options: AppOptions): App {
       return documented();
     },
     routes: allRoutes.map((r) => ({ method: r.method, path: r.path, operationId: r.doc.operationId })),
+    metrics: registry,
     drain() {
       if (draining) return;
       draining = true;
+      metrics.draining.set(1);
       logger.info("draining: /readyz answers 503 from now on");
     },
     get draining(): boolean {
@@ -243,8 +275,63 @@ function notReady(reason: "draining" | "storage_timeout" | "storage_unavailable"
   return new Response(JSON.stringify(body), { status: 503, headers: { ...NO_STORE_JSON, "retry-after": "1" } });
 }
 
+/** Routes whose runs record their status and duration under their template (the children resolved here, once). */
+function timed(metrics: ServiceMetrics, routes: readonly Route[]): Route[] {
+  return routes.map((route) => {
+    const m = metrics.route(route.method, route.path);
+    const run = route.run;
+    return {
+      ...route,
+      run: (request, params, search, client) => {
+        const start = performance.now();
+        return run(request, params, search, client).then((response) => {
+          m.record(response.status, performance.now() - start);
+          return response;
+        });
+      },
+    };
+  });
+}
+
+const METRICS_OFF = new ServiceError(404, "not_found", "Metrics are off: set metrics.token in the config to serve them (with that bearer token).");
+const METRICS_TOKEN = new ServiceError(401, "metrics.invalid_token", "Missing or wrong metrics token: send `Authorization: Bearer <metrics.token>`.", { "www-authenticate": 'Bearer realm="metrics"' });
+
+/** `GET /metrics`: off without a token; otherwise the registry in the text exposition format, for that bearer token only. */
+async function scrape(request: Request, token: string | null, registry: MetricsRegistry): Promise<Response> {
+  if (token === null) return errorResponse(METRICS_OFF);
+  const presented = bearerToken(request.headers.get("authorization"));
+  if (presented === null || !timingSafeEqual(presented, token)) return errorResponse(METRICS_TOKEN, { "cache-control": "no-store" });
+  return new Response(await registry.render(), { status: 200, headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" } });
+}
+
+/** Reads storage's gauges into the metrics; `storage_up` says whether that worked within `timeoutMs`. */
+async function readGauges(storage: AppOptions["storage"], metrics: ServiceMetrics, timeoutMs: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
+  try {
+    const g = await Promise.race([storage.gauges!(), timedOut]);
+    if (g === null) {
+      metrics.storageUp.set(0);
+      return;
+    }
+    metrics.storageUp.set(1);
+    metrics.outboxDepth.set(g.outboxDepth);
+    if (g.poolSize !== undefined) metrics.setPool(g.poolSize, g.poolInUse ?? 0, g.poolWaiting ?? 0);
+  } catch {
+    metrics.storageUp.set(0);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** `/readyz`: not draining, and storage's trivial query answered in time. A failure is a fault (logged rate-limited). */
-async function readiness(storage: AppOptions["storage"], faults: FaultLog, timeoutMs: number, draining: () => boolean): Promise<Response> {
+async function readiness(storage: AppOptions["storage"], faults: FaultLog, metrics: ServiceMetrics, timeoutMs: number, draining: () => boolean): Promise<Response> {
+  const response = await readinessCheck(storage, faults, timeoutMs, draining);
+  if (response.status === 503) metrics.unavailable.not_ready.inc();
+  return response;
+}
+
+async function readinessCheck(storage: AppOptions["storage"], faults: FaultLog, timeoutMs: number, draining: () => boolean): Promise<Response> {
   if (draining()) return notReady("draining", "The server is shutting down: send new requests elsewhere.");
   if (storage.ping) {
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -6,7 +6,14 @@
 import type { BenchmarkSource } from "../data/source.ts";
 import { isServiceError, ServiceError } from "../errors/service-error.ts";
 import type { FaultLog } from "../log/fault-log.ts";
+import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import type { Storage } from "../storage/types.ts";
+
+/** Where a storage failure is recorded: the fault log, and the count of 503s it caused. */
+export interface FaultSink {
+  readonly faults: FaultLog;
+  readonly metrics: ServiceMetrics;
+}
 
 /** The 503 core answers for a storage failure it caught itself. */
 export const UNAVAILABLE = new ServiceError(503, "service.unavailable", "The service is temporarily unavailable (storage unreachable). Retry shortly.", { "retry-after": "1" });
@@ -15,23 +22,26 @@ export const UNAVAILABLE = new ServiceError(503, "service.unavailable", "The ser
 // then a handler's own catch) is one failure, recorded once.
 const recorded = new WeakSet<object>();
 
-/** The 503 for a failed storage operation; the failure is recorded in `faults` (once per error). */
-export function unavailable(faults: FaultLog, operation: string, error: unknown): ServiceError {
+/** The 503 for a failed storage operation; the failure is recorded in `sink` (once per error). */
+export function unavailable(sink: FaultSink, operation: string, error: unknown): ServiceError {
   if (isServiceError(error)) {
     // A storage layer's own 503 (e.g. storage-kysely's, whose `cause` is `SQLITE_FULL` or `ECONNREFUSED`) is a fault too.
     if (error.status === 503 && error !== UNAVAILABLE && !recorded.has(error)) {
       recorded.add(error);
-      faults.fault(operation, error);
+      sink.faults.fault(operation, error);
+      sink.metrics.unavailable.storage.inc();
     }
     return error;
   }
-  faults.fault(operation, error);
+  sink.faults.fault(operation, error);
+  sink.metrics.unavailable.storage.inc();
   return UNAVAILABLE;
 }
 
-function guardMethod<A extends unknown[], T>(fn: (...args: A) => Promise<T>, self: unknown, name: string, faults: FaultLog): (...args: A) => Promise<T> {
+function guardMethod<A extends unknown[], T>(fn: (...args: A) => Promise<T>, self: unknown, name: string, sink: FaultSink): (...args: A) => Promise<T> {
+  const faults = sink.faults;
   const fail = (error: unknown): never => {
-    throw unavailable(faults, name, error);
+    throw unavailable(sink, name, error);
   };
   const pass = (value: T): T => {
     if (faults.failing) faults.ok();
@@ -42,31 +52,31 @@ function guardMethod<A extends unknown[], T>(fn: (...args: A) => Promise<T>, sel
     try {
       return fn.apply(self, args).then(pass, fail);
     } catch (error) {
-      return Promise.reject(unavailable(faults, name, error));
+      return Promise.reject(unavailable(sink, name, error));
     }
   };
 }
 
 /** Storage whose every method turns a failure into 503 `service.unavailable`. */
-export function failClosedStorage(storage: Storage, faults: FaultLog): Storage {
+export function failClosedStorage(storage: Storage, sink: FaultSink): Storage {
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(storage, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
       if (typeof value !== "function") return value;
       let w = wrapped.get(prop);
-      if (!w) wrapped.set(prop, (w = guardMethod(value as (...a: unknown[]) => Promise<unknown>, target, String(prop), faults)));
+      if (!w) wrapped.set(prop, (w = guardMethod(value as (...a: unknown[]) => Promise<unknown>, target, String(prop), sink)));
       return w;
     },
   });
 }
 
 /** A BenchmarkSource whose every failure is 503 `service.unavailable`. */
-export function failClosedSource(source: BenchmarkSource, faults: FaultLog, name: string): BenchmarkSource {
+export function failClosedSource(source: BenchmarkSource, sink: FaultSink, name: string): BenchmarkSource {
   return {
-    latestPeriod: guardMethod(source.latestPeriod, source, `${name}.latestPeriod`, faults),
-    recentPeriods: guardMethod(source.recentPeriods, source, `${name}.recentPeriods`, faults),
-    cells: guardMethod(source.cells, source, `${name}.cells`, faults),
-    segments: guardMethod(source.segments, source, `${name}.segments`, faults),
+    latestPeriod: guardMethod(source.latestPeriod, source, `${name}.latestPeriod`, sink),
+    recentPeriods: guardMethod(source.recentPeriods, source, `${name}.recentPeriods`, sink),
+    cells: guardMethod(source.cells, source, `${name}.cells`, sink),
+    segments: guardMethod(source.segments, source, `${name}.segments`, sink),
   };
 }

@@ -23,6 +23,8 @@ export interface FaultLogOptions {
   readonly intervalMs?: number;
   /** Called with each failure's cause (e.g. to count it). */
   readonly onFault?: (cause: string) => void;
+  /** The first line's message (default `storage unavailable: answering 503`). */
+  readonly message?: string;
 }
 
 /** The most specific cause an error carries: a driver code (`SQLITE_FULL`, `ECONNREFUSED`, `57P01`) or its name. */
@@ -63,6 +65,7 @@ export function faultMessage(error: unknown): string {
 export function faultLog(logger: Logger, clock: Clock, options: FaultLogOptions = {}): FaultLog {
   const intervalMs = options.intervalMs ?? 5000;
   const onFault = options.onFault;
+  const message = options.message ?? "storage unavailable: answering 503";
   let failing = false;
   let since = 0; // when the current run of failures began
   let total = 0; // failures in the current run
@@ -90,7 +93,7 @@ export function faultLog(logger: Logger, clock: Clock, options: FaultLogOptions 
         lastCause = cause;
         causes.clear();
         causes.add(cause);
-        logger.error("storage unavailable: answering 503", { operation, cause, error: faultMessage(error) });
+        logger.error(message, { operation, cause, error: faultMessage(error) });
         return;
       }
       unlogged++;

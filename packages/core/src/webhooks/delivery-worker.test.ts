@@ -14,6 +14,8 @@ import { deliveryNextState } from "./delivery-next-state.ts";
 import { createDeliveryWorker } from "./delivery-worker.ts";
 import type { WebhookRequest, WebhookResponse, WebhookTransport } from "./webhook-transport.ts";
 import { TransportError } from "./webhook-transport.ts";
+import { createMetricsRegistry } from "../metrics/metrics-registry.ts";
+import type { LogFields } from "../log/logger.ts";
 
 const T0 = Date.UTC(2026, 10, 16, 12, 0, 0);
 const SECOND = 1000;
@@ -114,6 +116,43 @@ describe("deliveryNextState", () => {
 });
 
 describe("delivery worker", () => {
+  it("metrics: attempts by outcome and their latency; a storage outage is logged once with its cause, then its recovery", async () => {
+    const s = await setup({ webhooks: { retryDelaysSeconds: [0, 30] } });
+    await s.addWebhook("https://hooks.example.com/in");
+    await s.emit(2);
+    let status = 204;
+    const t = fakeTransport(() => ({ status, body: "" }));
+    const metrics = createMetricsRegistry();
+    const lines: { msg: string; fields?: LogFields }[] = [];
+    const at = (msg: string, fields?: LogFields): void => void lines.push({ msg, fields });
+    let ms = 0;
+    const storage: Storage = { ...s.storage, claimDeliveries: (input) => (broken ? Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })) : s.storage.claimDeliveries(input)) };
+    let broken = false;
+    const worker = createDeliveryWorker({ storage, clock: s.clock, transport: t, resolve: fakeResolve(DNS), config: s.config, metrics, logger: { info: at, warn: at, error: at }, elapsed: () => (ms += 40), pollIntervalMs: 2 });
+    expect(await worker.tick()).toBe(2);
+    expect(metrics.value("benchdata_webhook_deliveries_total", { outcome: "succeeded" })).toBe(2);
+    expect(metrics.value("benchdata_webhook_delivery_duration_seconds")).toBe(2);
+    status = 500;
+    await s.emit(1);
+    expect(await worker.tick()).toBe(1);
+    expect(metrics.value("benchdata_webhook_deliveries_total", { outcome: "retrying" })).toBe(1);
+    s.clock.advance(30 * SECOND);
+    expect(await worker.tick()).toBe(1);
+    expect(metrics.value("benchdata_webhook_deliveries_total", { outcome: "dead" })).toBe(1);
+    expect(await metrics.render()).toMatch(/^benchdata_webhook_delivery_duration_seconds_bucket\{le="\+Inf"\} 4$/m);
+
+    broken = true;
+    worker.start();
+    await until(() => (metrics.value("benchdata_storage_errors_total", { cause: "ECONNREFUSED" }) ?? 0) >= 5);
+    broken = false;
+    await until(() => lines.some((l) => l.msg === "storage recovered"));
+    await worker.stop();
+    const storageLines = lines.filter((l) => l.msg.includes("storage"));
+    expect(storageLines.map((l) => l.msg)).toEqual(["webhook deliveries: storage failed", "storage recovered"]);
+    expect(storageLines[0]!.fields).toMatchObject({ operation: "claimDeliveries", cause: "ECONNREFUSED" });
+    expect(metrics.value("benchdata_storage_errors_total", { cause: "ECONNREFUSED" })).toBeGreaterThanOrEqual(5);
+  });
+
   it("sends the stored body with both signatures, the event headers and the checked address", async () => {
     const s = await setup();
     const wh = await s.addWebhook("https://hooks.example.com/in");

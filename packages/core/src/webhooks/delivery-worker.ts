@@ -7,6 +7,9 @@ import type { Clock, RandomSource } from "../clock/clock.ts";
 import type { ServiceConfig } from "../config/config.ts";
 import type { Logger } from "../log/logger.ts";
 import { silentLogger } from "../log/logger.ts";
+import { faultLog } from "../log/fault-log.ts";
+import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
+import { serviceMetrics } from "../metrics/service-metrics.ts";
 import type { ClaimedDelivery, Storage } from "../storage/types.ts";
 import type { AttemptContext } from "./attempt-webhook.ts";
 import { attemptWebhook } from "./attempt-webhook.ts";
@@ -36,6 +39,8 @@ export interface DeliveryWorkerOptions {
   readonly elapsed?: () => number;
   /** Opens the stored signing secrets (the app's box; default `plaintextSecretBox`). */
   readonly secretBox?: SecretBox;
+  /** Where to count attempts by outcome and their latency (e.g. `app.metrics`, so `/metrics` shows them). */
+  readonly metrics?: MetricsRegistry;
 }
 
 /** A delivery worker: `tick()` attempts what is due now; `start()`/`nudge()`/`stop()` run it as a loop. */
@@ -44,14 +49,13 @@ export type DeliveryWorker = WorkerLoop;
 /** Lease beyond the time-out: room for recording the attempt and for clocks of several instances to differ. */
 export const DELIVERY_LEASE_MARGIN_MS = 15_000;
 
-function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 /** Creates a delivery worker over `storage`; nothing runs until `tick()` or `start()`. */
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { storage, clock, config } = options;
   const logger = options.logger ?? silentLogger;
+  const metrics = options.metrics ? serviceMetrics(options.metrics) : null;
+  // A storage outage fails every poll: logged with its cause, rate-limited, and the recovery too.
+  const faults = faultLog(logger, clock, { message: "webhook deliveries: storage failed", onFault: (cause) => metrics?.storageError(cause) });
   const timeoutMs = Math.round(config.webhooks.timeoutSeconds * 1000);
   // The attempt (resolution + send) is bounded by the time-out plus a one-second grace, so the lease outlives it.
   const leaseMs = timeoutMs + DELIVERY_LEASE_MARGIN_MS;
@@ -89,6 +93,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       attempt: { attempt: claim.attempt, at, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error, responseBody: outcome.responseBody },
       next,
     });
+    if (metrics) {
+      metrics.deliveryLatency.observe(outcome.latencyMs / 1000);
+      const d = metrics.deliveries;
+      (!recorded ? d.lease_lost : outcome.error === null ? d.succeeded : next.status === "dead" ? d.dead : d.retrying).inc();
+    }
     if (!recorded) logger.warn("webhook attempt not recorded: the lease was lost", fields);
     else if (outcome.error === null) logger.info("webhook delivered", fields);
     else if (next.status === "dead") logger.warn("webhook delivery dead after its last attempt", fields);
@@ -96,11 +105,15 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   }
 
   return workerLoop<ClaimedDelivery>({
-    claim: (limit) => storage.claimDeliveries({ now: clock.now(), leaseMs, limit, perWebhook: config.webhooks.concurrencyPerWebhook }),
+    claim: async (limit) => {
+      const claimed = await storage.claimDeliveries({ now: clock.now(), leaseMs, limit, perWebhook: config.webhooks.concurrencyPerWebhook });
+      if (faults.failing) faults.ok();
+      return claimed;
+    },
     handle: deliver,
     concurrency: options.concurrency ?? 32,
     pollIntervalMs: options.pollIntervalMs ?? 1000,
     // An unrecorded attempt (storage failed) is made again once its lease runs out.
-    onError: (stage, e) => logger.error(stage === "claim" ? "claiming webhook deliveries failed" : "recording a webhook attempt failed", { error: errorMessage(e) }),
+    onError: (stage, e) => faults.fault(stage === "claim" ? "claimDeliveries" : "completeDelivery", e),
   });
 }

@@ -94,7 +94,7 @@ export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
         try {
           accountId = await app.consoleAuth(request);
         } catch (error) {
-          throw isServiceError(error) ? error : unavailable(app.faults, "consoleAuth", error);
+          throw isServiceError(error) ? error : unavailable(app, "consoleAuth", error);
         }
         if (accountId === null || accountId === "") throw INVALID_SESSION;
       }
