@@ -93,6 +93,11 @@ describe("benchdata as a single executable", () => {
       key = k.json.raw_key;
       const q = await http(`${first.url}/data/v1/benchmarks/percentile?metric=gross_margin&value=0.7&category=saas`, { headers: { authorization: `Bearer ${key}`, host: "test.example" } });
       expect(q.status, q.text).toBe(200);
+      // The browser console's files are inside the executable too.
+      const page = await http(`${first.url}/console/`);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain("/console/console.js");
+      expect((await http(`${first.url}/console/console.js`)).status).toBe(200);
     } finally {
       expect(await first.stop()).toBe(0);
     }
