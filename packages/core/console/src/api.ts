@@ -1,20 +1,17 @@
 /**
- * The console API from the page: same origin, the session in its HttpOnly cookie (the page never sees the
- * token), and the console header on every request that changes state (the server's CSRF check).
+ * The console API from the page, through @benchdata/client: same origin, the session in its HttpOnly cookie (the
+ * page never sees the token; the client sends no Authorization without one), and the console header the server's
+ * CSRF check wants (the client adds it to every console request). Types come from the client, which generates
+ * them from the server's OpenAPI document.
  */
+import { BenchdataError, createClient } from "../../../client/src/index.ts";
+import type { DataOf } from "../../../client/src/index.ts";
 
-/** An error answer of the API: the contract's `{detail, code, status}`. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly detail: string,
-  ) {
-    super(detail);
-  }
-}
+/** An error answer of the API (the contract's `{detail, code, status}`), or a `client.*` failure (status 0). */
+export { BenchdataError as ApiError };
 
-const BASE = "/api/v1/console";
+/** The client of this page's own origin (the operation functions take it first; a bundle keeps only those used). */
+export const client = createClient({ baseUrl: location.origin });
 
 /** Called when the session is gone (401): the page goes back to sign-in with this message. */
 let onSignedOut: (message: string) => void = () => {};
@@ -22,102 +19,25 @@ export function whenSignedOut(f: (message: string) => void): void {
   onSignedOut = f;
 }
 
-export async function api<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: "application/json" };
-  if (method !== "GET") headers["x-benchdata-console"] = "1";
-  if (body !== undefined) headers["content-type"] = "application/json";
-  let res: Response;
+/** The body of a call's answer; a 401 outside sign-in signs the page out, a transport failure gets a plain message. */
+export async function call<T>(pending: Promise<{ data: T }>, options: { signIn?: boolean } = {}): Promise<T> {
   try {
-    res = await fetch(BASE + path, { method, headers, credentials: "same-origin", ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  } catch {
-    throw new ApiError(0, "network", "The server could not be reached. Check your connection and try again.");
+    return (await pending).data;
+  } catch (e) {
+    if (e instanceof BenchdataError && e.status === 0) {
+      throw new BenchdataError({ status: 0, code: e.code, detail: "The server could not be reached. Check your connection and try again.", cause: e });
+    }
+    if (e instanceof BenchdataError && e.status === 401 && options.signIn !== true) onSignedOut("Your session has ended or is not valid any more. Sign in again.");
+    throw e;
   }
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = text === "" ? null : JSON.parse(text);
-  } catch {
-    json = null;
-  }
-  if (!res.ok) {
-    const e = (json ?? {}) as { code?: string; detail?: string };
-    const err = new ApiError(res.status, e.code ?? "error", e.detail ?? `The server answered ${res.status}.`);
-    if (res.status === 401 && path !== "/sign-in") onSignedOut("Your session has ended or is not valid any more. Sign in again.");
-    throw err;
-  }
-  return json as T;
 }
 
-export interface Account {
-  account_id: string;
-  name: string;
-  tier: string;
-  permitted_scopes: string[];
-  limits: { per_minute: number; per_day: number; monthly_quota: number; block_size: number; block_price: number };
-  currency: string;
-  session_expires_at: string | null;
-}
-export interface Key {
-  key_id: string;
-  name: string;
-  environment: "live" | "test";
-  scopes: string[];
-  is_active: boolean;
-  prefix: string;
-  created_at: string;
-  rotated_at: string | null;
-  revoked_at: string | null;
-  rotation_due: boolean;
-  last_used_at?: string | null;
-}
-export interface Webhook {
-  webhook_id: string;
-  url: string;
-  events: string[];
-  created_at: string;
-  status?: string;
-  disabled_reason?: string | null;
-}
-export interface Attempt {
-  attempt: number;
-  at: string;
-  status_code: number | null;
-  latency_ms: number;
-  error: string | null;
-}
-export interface Delivery {
-  delivery_id: string;
-  event_id: string;
-  event_type: string;
-  status: string;
-  attempt_count: number;
-  next_attempt_at: string | null;
-  created_at: string;
-  attempts: Attempt[];
-}
-export interface Usage {
-  today: number;
-  daily_limit: number;
-  month: number;
-  monthly_limit: number;
-  token_balance: number;
-  active_keys: number;
-  period_start: string;
-  period_end: string;
-  quota_exhausted: boolean;
-}
-export interface Invoice {
-  invoice_id: string;
-  status: string;
-  amount: number;
-  currency: string;
-  block: number;
-  attempt: number;
-  failure_reason: string | null;
-  created_at: string;
-  resolved_at: string | null;
-}
-export interface TestResult {
-  event_id: string;
-  results: { webhook_id: string; url: string; ok: boolean; response_status: number | null; duration_ms: number; error: string | null }[];
-}
+export type Account = DataOf<"getConsoleAccount">;
+/** A key; `last_used_at` where the server tracks it. */
+export type Key = DataOf<"getKey"> & { last_used_at?: string | null };
+/** A webhook; `status` and `disabled_reason` where the server reports them. */
+export type Webhook = DataOf<"getWebhook"> & { status?: string; disabled_reason?: string | null };
+export type Delivery = DataOf<"listDeliveries">["data"][number];
+export type Usage = DataOf<"getUsageSummary">;
+export type Invoice = DataOf<"listInvoices">["data"][number];
+export type TestResult = DataOf<"testWebhooks">;

@@ -4,7 +4,8 @@
  * is small enough that a framework would be most of its weight.
  */
 import { EVENT_TYPES } from "../../src/events/events.ts";
-import { api, ApiError, whenSignedOut } from "./api.ts";
+import { ApiError, call, client, whenSignedOut } from "./api.ts";
+import { consoleSignIn, consoleSignOut, createKey, createWebhook, deleteWebhook, getConsoleAccount, getUsageDaily, getUsageSummary, listDeliveries, listInvoices, listKeys, listWebhooks, retryBilling, retryDelivery, revokeKey, rotateKey, testWebhooks } from "../../../client/src/index.ts";
 import type { Account, Delivery, Invoice, Key, TestResult, Usage, Webhook } from "./api.ts";
 import { alert, confirmButton, h, replace, secretPanel, svg, table, when } from "./dom.ts";
 
@@ -58,7 +59,7 @@ function signInView(notice?: string): void {
 async function exchange(token: string, err: HTMLElement): Promise<void> {
   replace(err);
   try {
-    await api("POST", "/sign-in", { token });
+    await call(consoleSignIn(client, { token }), { signIn: true });
     await start();
   } catch (e) {
     replace(err, alert("error", message(e)));
@@ -80,14 +81,14 @@ async function start(): Promise<void> {
     const err = h("div");
     replace(app, h("p", { class: "muted" }, "Signing in…"), err);
     try {
-      await api("POST", "/sign-in", { token: decodeURIComponent(m[1]!) });
+      await call(consoleSignIn(client, { token: decodeURIComponent(m[1]!) }), { signIn: true });
     } catch (e) {
       signInView(e instanceof ApiError && e.status === 401 ? "This sign-in link was already used, has expired or is not valid. Ask your operator for a new one." : message(e));
       return;
     }
   }
   try {
-    account = await api<Account>("GET", "/account");
+    account = await call(getConsoleAccount(client));
   } catch (e) {
     if (!(e instanceof ApiError && e.status === 401)) signInView(message(e));
     return;
@@ -102,7 +103,7 @@ async function start(): Promise<void> {
 
 async function signOut(): Promise<void> {
   try {
-    await api("POST", "/sign-out");
+    await call(consoleSignOut(client));
   } finally {
     signInView("You are signed out.");
   }
@@ -131,7 +132,7 @@ async function keysView(body: HTMLElement): Promise<void> {
   const top = h("div");
   const list = h("div");
   const refresh = async (): Promise<void> => {
-    const keys = (await api<{ data: Key[] }>("GET", "/keys")).data;
+    const keys: Key[] = (await call(listKeys(client))).data;
     replace(
       list,
       keys.length === 0
@@ -151,13 +152,13 @@ async function keysView(body: HTMLElement): Promise<void> {
                     "div",
                     { class: "row" },
                     confirmButton("Rotate", `Rotate ${k.name}? The old key stops working.`, async () => {
-                      const r = await api<Key & { raw_key: string }>("POST", `/keys/${encodeURIComponent(k.key_id)}/rotate`);
+                      const r = await call(rotateKey(client, k.key_id));
                       if (r.environment === "test") lastTestKey = r.raw_key;
                       replace(top, secretPanel(`New key for ${r.name}`, r.raw_key, () => replace(top)));
                       await refresh();
                     }),
                     confirmButton("Revoke", `Revoke ${k.name}? This cannot be undone.`, async () => {
-                      await api("POST", `/keys/${encodeURIComponent(k.key_id)}/revoke`);
+                      await call(revokeKey(client, k.key_id));
                       replace(top, alert("ok", `${k.name} is revoked.`));
                       await refresh();
                     }),
@@ -182,7 +183,7 @@ async function keysView(body: HTMLElement): Promise<void> {
           replace(err);
           const chosen = scopes.filter((c) => c.checked).map((c) => c.value);
           try {
-            const k = await api<Key & { raw_key: string }>("POST", "/keys", { name: name.value.trim(), environment: env.value, scopes: chosen });
+            const k = await call(createKey(client, { name: name.value.trim(), environment: env.value as "live" | "test", scopes: chosen as Key["scopes"] }));
             if (k.environment === "test") lastTestKey = k.raw_key;
             name.value = "";
             replace(top, secretPanel(`Your new ${k.environment} key "${k.name}"`, k.raw_key, () => replace(top)));
@@ -229,9 +230,9 @@ function chart(days: { date: string; calls: number }[]): Element {
 
 async function usageView(body: HTMLElement): Promise<void> {
   const [u, daily, invoices] = await Promise.all([
-    api<Usage>("GET", "/usage/summary"),
-    api<{ data: { date: string; calls: number }[] }>("GET", "/usage/daily?days=30"),
-    api<{ data: Invoice[] }>("GET", "/invoices"),
+    call(getUsageSummary(client)),
+    call(getUsageDaily(client, { days: 30 })),
+    call(listInvoices(client)),
   ]);
   const share = u.monthly_limit === 0 ? 1 : u.month / u.monthly_limit;
   const state = u.quota_exhausted ? "bad" : share >= 0.8 ? "warn" : "";
@@ -244,7 +245,7 @@ async function usageView(body: HTMLElement): Promise<void> {
       void (async () => {
         replace(err);
         try {
-          await api("POST", "/billing/retry");
+          await call(retryBilling(client));
           replace(err, alert("ok", "A new charge attempt has started. Refresh in a moment to see its outcome."));
         } catch (e) {
           replace(err, alert("error", message(e)));
@@ -290,7 +291,7 @@ async function webhooksView(body: HTMLElement): Promise<void> {
   const list = h("div");
   const detail = h("div");
   const refresh = async (): Promise<void> => {
-    const hooks = (await api<{ data: Webhook[] }>("GET", "/webhooks")).data;
+    const hooks: Webhook[] = (await call(listWebhooks(client))).data;
     replace(
       list,
       hooks.length === 0
@@ -307,7 +308,7 @@ async function webhooksView(body: HTMLElement): Promise<void> {
                 { class: "row" },
                 h("button", { type: "button", class: "secondary", onclick: () => void deliveries(w) }, "Deliveries"),
                 confirmButton("Delete", "Delete this webhook? Its pending deliveries stop.", async () => {
-                  await api("DELETE", `/webhooks/${encodeURIComponent(w.webhook_id)}`);
+                  await call(deleteWebhook(client, w.webhook_id));
                   replace(detail);
                   replace(top, alert("ok", "Webhook deleted."));
                   await refresh();
@@ -320,7 +321,7 @@ async function webhooksView(body: HTMLElement): Promise<void> {
   };
 
   async function deliveries(w: Webhook): Promise<void> {
-    const rows = (await api<{ data: Delivery[] }>("GET", `/webhooks/${encodeURIComponent(w.webhook_id)}/deliveries`)).data;
+    const rows: Delivery[] = (await call(listDeliveries(client, w.webhook_id))).data;
     const err = h("div");
     replace(
       detail,
@@ -343,7 +344,7 @@ async function webhooksView(body: HTMLElement): Promise<void> {
                     onclick: () =>
                       void (async () => {
                         try {
-                          await api("POST", `/webhooks/${encodeURIComponent(w.webhook_id)}/deliveries/${encodeURIComponent(d.delivery_id)}/retry`);
+                          await call(retryDelivery(client, w.webhook_id, d.delivery_id));
                           await deliveries(w);
                         } catch (e) {
                           replace(err, alert("error", message(e)));
@@ -368,7 +369,7 @@ async function webhooksView(body: HTMLElement): Promise<void> {
         void (async () => {
           replace(err);
           try {
-            const w = await api<Webhook & { signing_secret: string }>("POST", "/webhooks", { url: url.value.trim(), events: events.filter((c) => c.checked).map((c) => c.value) });
+            const w = await call(createWebhook(client, { url: url.value.trim(), events: events.filter((c) => c.checked).map((c) => c.value) as Webhook["events"] }));
             url.value = "";
             replace(top, secretPanel("The webhook's signing secret", w.signing_secret, () => replace(top)));
             await refresh();
@@ -390,7 +391,7 @@ async function webhooksView(body: HTMLElement): Promise<void> {
       void (async () => {
         replace(testOut, h("p", { class: "muted" }, "Sending…"));
         try {
-          const r = await api<TestResult>("POST", "/webhooks/test");
+          const r: TestResult = await call(testWebhooks(client));
           replace(
             testOut,
             r.results.length === 0
