@@ -117,7 +117,8 @@ export function nodeTransport(options: NodeTransportOptions = {}): NodeTransport
         if (settled || !response) return;
         settled = true;
         clearTimeout(timer);
-        resolve({ status: response.statusCode ?? 0, body: decodeBodyPrefix(Buffer.concat(chunks)) });
+        const retryAfter = response.headers["retry-after"];
+        resolve({ status: response.statusCode ?? 0, body: decodeBodyPrefix(Buffer.concat(chunks)), ...(typeof retryAfter === "string" ? { retryAfter } : {}) });
       };
 
       const request = (isHttps ? https : http).request(

@@ -167,5 +167,192 @@ for (const [name, open] of Object.entries(stores)) {
         await rx.close();
       }
     });
+
+    /** A webhook to `url` for `events`, created through the API. */
+    const hook = async (c: ReturnType<typeof console_>, url: string, events: string[]): Promise<string> => {
+      const r = await c("POST", "/webhooks", { url, events });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      return r.body.webhook_id;
+    };
+    const deliveries = async (c: ReturnType<typeof console_>, id: string) => (await c("GET", `/webhooks/${id}/deliveries?limit=100`)).body.data as any[];
+    const one = (cfg: DeepPartial<ServiceConfig>) => defineConfig({ webhooks: { allowHttp: true, allowPrivateNetworks: true, timeoutSeconds: 5, ...cfg.webhooks } } as DeepPartial<ServiceConfig>);
+
+    it("410 Gone disables the webhook at once: no further attempts, its waiting deliveries dead with the reason, webhook.disabled to the account's other webhooks; enable brings it back", async () => {
+      const a = await account();
+      const c = console_(a.session);
+      const gone = await receiver(() => ({ status: 410 }));
+      const other = await receiver();
+      try {
+        const goneId = await hook(c, gone.url, ["key.created"]);
+        const otherId = await hook(c, other.url, ["webhook.disabled"]);
+        await keyEvent(c, 3);
+        const w = worker({ config: one({ webhooks: { concurrencyPerWebhook: 1 } }) });
+        for (let i = 0; i < 4; i++) await w.tick();
+        expect(gone.got).toHaveLength(1);
+        const listed = (await c("GET", "/webhooks")).body.data.find((x: any) => x.webhook_id === goneId);
+        expect(listed).toMatchObject({ status: "disabled", disabled_reason: "gone", disabled_at: new Date(clock.now()).toISOString() });
+        const ds = await deliveries(c, goneId);
+        expect(ds.map((d) => [d.status, d.dead_reason, d.attempt_count]).sort()).toEqual([
+          ["dead", "gone", 1],
+          ["dead", "webhook_disabled", 0],
+          ["dead", "webhook_disabled", 0],
+        ]);
+        expect(ds.find((d) => d.dead_reason === "gone").attempts[0]).toMatchObject({ status_code: 410, error: "http_status" });
+        // The account's other webhook hears of it, signed like any event.
+        expect(other.got).toHaveLength(1);
+        const told = JSON.parse(other.got[0]!.body);
+        expect(told).toMatchObject({ type: "webhook.disabled", account_id: a.id, data: { webhook_id: goneId, url: gone.url, reason: "gone", disabled_at: listed.disabled_at } });
+        // While disabled: new events make no deliveries for it, and nothing is sent.
+        await keyEvent(c);
+        await w.tick();
+        expect(await deliveries(c, goneId)).toHaveLength(3);
+        expect(gone.got).toHaveLength(1);
+
+        const enabled = await c("POST", `/webhooks/${goneId}/enable`);
+        expect(enabled.status).toBe(200);
+        expect(enabled.body).toMatchObject({ webhook_id: goneId, status: "active", disabled_reason: null, disabled_at: null });
+        await keyEvent(c);
+        expect((await deliveries(c, goneId)).filter((d) => d.status === "pending")).toHaveLength(1);
+        expect((await c("POST", `/webhooks/wh_nope/enable`)).status).toBe(404);
+        // Another account cannot enable it.
+        const b = await account();
+        expect((await console_(b.session)("POST", `/webhooks/${goneId}/enable`)).status).toBe(404);
+        await c("DELETE", `/webhooks/${goneId}`);
+        await c("DELETE", `/webhooks/${otherId}`);
+      } finally {
+        await gone.close();
+        await other.close();
+      }
+    });
+
+    it("429 and 503 with Retry-After (seconds or an HTTP date) move the next attempt to exactly then, capped at the schedule's last step; those attempts still count toward five", async () => {
+      const a = await account();
+      const c = console_(a.session);
+      const waits = ["120", "", "999999"];
+      let n = 0;
+      const rx = await receiver(() => {
+        n += 1;
+        if (n === 1) return { status: 429, headers: { "retry-after": waits[0]! } };
+        // An HTTP date 600 s after now (the clock is on whole seconds).
+        if (n === 2) return { status: 503, headers: { "retry-after": new Date(clock.now() + 600_000).toUTCString() } };
+        if (n === 3) return { status: 429, headers: { "retry-after": waits[2]! } };
+        return { status: 429, headers: { "retry-after": "1" } };
+      });
+      try {
+        const id = await hook(c, rx.url, ["key.created"]);
+        await keyEvent(c);
+        const w = worker();
+        const pendingAt = async () => (await deliveries(c, id))[0];
+        await w.tick();
+        expect(rx.got).toHaveLength(1);
+        let d = await pendingAt();
+        let t = clock.now();
+        // 120 s, not the schedule's 30 s.
+        expect(d.next_attempt_at).toBe(new Date(t + 120_000).toISOString());
+        clock.advance(119_000);
+        await w.tick();
+        expect(rx.got).toHaveLength(1);
+        clock.advance(1_000);
+        await w.tick();
+        expect(rx.got).toHaveLength(2);
+        d = await pendingAt();
+        t = clock.now();
+        // The HTTP date: 600 s (the schedule's 300 s is earlier).
+        expect(d.next_attempt_at).toBe(new Date(t + 600_000).toISOString());
+        clock.advance(600_000);
+        await w.tick();
+        expect(rx.got).toHaveLength(3);
+        d = await pendingAt();
+        // 999999 s is capped at the schedule's last step (7200 s).
+        expect(d.next_attempt_at).toBe(new Date(clock.now() + 7_200_000).toISOString());
+        clock.advance(7_200_000);
+        await w.tick();
+        expect(rx.got).toHaveLength(4);
+        // Retry-After: 1 does not bring the fifth attempt before the schedule's 2 h.
+        d = await pendingAt();
+        expect(d.next_attempt_at).toBe(new Date(clock.now() + 7_200_000).toISOString());
+        clock.advance(7_200_000);
+        await w.tick();
+        expect(rx.got).toHaveLength(5);
+        d = await pendingAt();
+        expect(d).toMatchObject({ status: "dead", dead_reason: "attempts_exhausted", attempt_count: 5, next_attempt_at: null });
+        clock.advance(7_200_000);
+        await w.tick();
+        expect(rx.got).toHaveLength(5);
+        await c("DELETE", `/webhooks/${id}`);
+      } finally {
+        await rx.close();
+      }
+    });
+
+    it("a webhook whose every attempt failed for webhooks.disableAfterDays (5) is disabled, not before; the account's other webhooks are told", async () => {
+      const a = await account();
+      const c = console_(a.session);
+      const failing = await receiver(() => ({ status: 500 }));
+      const other = await receiver();
+      try {
+        const id = await hook(c, failing.url, ["key.created"]);
+        const otherId = await hook(c, other.url, ["webhook.disabled"]);
+        const w = worker();
+        const started = clock.now();
+        await keyEvent(c);
+        // Five attempts over about 2.5 h, then dead.
+        for (let i = 0; i < 5; i++) {
+          await w.tick();
+          clock.advance(7_200_000);
+        }
+        expect(failing.got).toHaveLength(5);
+        expect((await c("GET", `/webhooks/${id}`)).body.status).toBe("active");
+        // Just short of five days after the first failure: a failure, still active.
+        clock.set(started + 5 * 86_400_000 - 1_000);
+        await keyEvent(c);
+        await w.tick();
+        expect(failing.got).toHaveLength(6);
+        expect((await c("GET", `/webhooks/${id}`)).body.status).toBe("active");
+        clock.set(started + 5 * 86_400_000);
+        await keyEvent(c);
+        await w.tick();
+        expect(failing.got).toHaveLength(7);
+        const got = (await c("GET", `/webhooks/${id}`)).body;
+        expect(got).toMatchObject({ status: "disabled", disabled_reason: "failing", disabled_at: new Date(started + 5 * 86_400_000).toISOString() });
+        await w.tick();
+        expect(failing.got).toHaveLength(7);
+        expect(other.got.map((r) => JSON.parse(r.body).data)).toEqual([{ webhook_id: id, url: failing.url, reason: "failing", disabled_at: got.disabled_at }]);
+        // The deliveries left waiting for a retry (the one that tipped it included) are dead, with why.
+        expect((await deliveries(c, id)).map((d) => d.dead_reason)).toEqual(["webhook_disabled", "webhook_disabled", "attempts_exhausted"]);
+        await c("DELETE", `/webhooks/${id}`);
+        await c("DELETE", `/webhooks/${otherId}`);
+      } finally {
+        await failing.close();
+        await other.close();
+      }
+    });
+
+    it("N dead deliveries in a row (webhooks.disableAfterDeadDeliveries) disable a webhook; a success in between starts the count again", async () => {
+      const a = await account();
+      const c = console_(a.session);
+      let ok = false;
+      const rx = await receiver(() => ({ status: ok ? 200 : 500 }));
+      try {
+        const id = await hook(c, rx.url, ["key.created"]);
+        const w = worker({ config: one({ webhooks: { retryDelaysSeconds: [0], disableAfterDeadDeliveries: 2, concurrencyPerWebhook: 1 } }) });
+        const step = async () => {
+          await keyEvent(c);
+          await w.tick();
+        };
+        await step(); // dead 1
+        ok = true;
+        await step(); // success: the run of dead deliveries ends
+        ok = false;
+        await step(); // dead 1
+        expect((await c("GET", `/webhooks/${id}`)).body.status).toBe("active");
+        await step(); // dead 2
+        expect((await c("GET", `/webhooks/${id}`)).body).toMatchObject({ status: "disabled", disabled_reason: "dead_deliveries" });
+        expect(rx.got).toHaveLength(4);
+        await c("DELETE", `/webhooks/${id}`);
+      } finally {
+        await rx.close();
+      }
+    });
   });
 }

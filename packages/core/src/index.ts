@@ -49,9 +49,9 @@ export { exactRanksAllowed, interpolatedRank } from "./privacy/rank.ts";
 
 export { fromBase64, generateSigningSecret, signatureHeader, signPayload, standardWebhookSignature, toBase64, verifySignature } from "./signing/signature.ts";
 
-export type { EventData, EventDraft, EventType } from "./events/events.ts";
+export type { EventData, EventDraft, EventType, WebhookDisabledReason } from "./events/events.ts";
 export { EVENT_TYPES, isEventType, serializeEvent } from "./events/events.ts";
-export { invoiceFailedEvent, invoicePaidEvent, keyCreatedEvent, keyRevokedEvent, keyRotatedEvent, quotaExhaustedEvent, quotaHeldEvent, quotaWarningEvent } from "./events/builders.ts";
+export { invoiceFailedEvent, invoicePaidEvent, keyCreatedEvent, keyRevokedEvent, keyRotatedEvent, quotaExhaustedEvent, quotaHeldEvent, quotaWarningEvent, webhookDisabledEvent } from "./events/builders.ts";
 
 export type { Category, Metric, MetricDirection, MetricInfo } from "./data/catalog.ts";
 export { CATEGORIES, isCategory, isMetric, METRIC_INFO, METRICS, metricsOf, offersMetric } from "./data/catalog.ts";
@@ -106,7 +106,9 @@ export { decodeBodyPrefix, fetchTransport, RESPONSE_BODY_LIMIT, TransportError, 
 export type { WebhookHeaderInput } from "./webhooks/webhook-headers.ts";
 export { WEBHOOK_USER_AGENT, webhookHeaders } from "./webhooks/webhook-headers.ts";
 export type { DeliveryNext } from "./webhooks/delivery-next-state.ts";
-export { deliveryNextState } from "./webhooks/delivery-next-state.ts";
+export { deliveryNextState, deliveryNextStateAfterWait, parseRetryAfter } from "./webhooks/delivery-next-state.ts";
+export type { WebhookHealth } from "./webhooks/webhook-health.ts";
+export { webhookHealthAfter } from "./webhooks/webhook-health.ts";
 export type { AttemptContext, AttemptOutcome, AttemptTarget } from "./webhooks/attempt-webhook.ts";
 export { attemptWebhook } from "./webhooks/attempt-webhook.ts";
 export type { WorkerLoop, WorkerLoopSpec } from "./webhooks/worker-loop.ts";

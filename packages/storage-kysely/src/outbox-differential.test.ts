@@ -1,7 +1,8 @@
 /**
  * Differential test of the outbox: random sequences of events, claims (limits, per-webhook caps, leases
  * that run out, a clock that steps back), completions (success, retry at a time, dead, stale tokens),
- * console retries and webhook deletions hand out the same deliveries in the same order in the memory
+ * console retries, webhook deletions, a receiver's 410, webhooks disabled by their failure history (core's
+ * webhookHealthAfter) and enabled again hand out the same deliveries in the same order in the memory
  * store (whose claims read a queue kept in claim order) as in SQLite and PostgreSQL.
  */
 import fc from "fast-check";
@@ -12,7 +13,8 @@ import { differential } from "./test-support/differential.ts";
 type Op =
   | { kind: "emit"; dt: number; revoked: boolean }
   | { kind: "claim"; dt: number; limit: number; perWebhook: number; leaseMs: number }
-  | { kind: "complete"; pick: number; next: "succeeded" | "dead" | "pending"; delay: number }
+  | { kind: "complete"; pick: number; next: "succeeded" | "dead" | "pending"; delay: number; gone: boolean; health: boolean }
+  | { kind: "enable"; hook: number }
   | { kind: "retry"; hook: number; pick: number }
   | { kind: "delete"; hook: number };
 
@@ -35,8 +37,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       pick: fc.nat(),
       next: fc.constantFrom("succeeded" as const, "dead" as const, "pending" as const),
       delay: fc.integer({ min: -1_000, max: 30_000 }),
+      gone: fc.integer({ min: 0, max: 7 }).map((n) => n === 0),
+      health: fc.boolean(),
     }),
   },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("enable" as const), hook: fc.integer({ min: 0, max: 2 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("retry" as const), hook: fc.integer({ min: 0, max: 2 }), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), hook: fc.integer({ min: 0, max: 2 }) }) },
 );
@@ -45,7 +50,7 @@ const T0 = Date.UTC(2026, 10, 16, 12);
 
 /** A delivery without what differs between stores by design (its id). */
 function seen(d: DeliveryRecord): unknown {
-  return { eventId: d.eventId, webhookId: d.webhookId, status: d.status, attempts: d.attempts, nextAttemptAt: d.nextAttemptAt, attemptLog: d.attemptLog };
+  return { eventId: d.eventId, webhookId: d.webhookId, status: d.status, attempts: d.attempts, nextAttemptAt: d.nextAttemptAt, attemptLog: d.attemptLog, deadReason: d.deadReason };
 }
 
 async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknown[]> {
@@ -55,7 +60,7 @@ async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknow
   await s.createAccount({ id: acc, name: "Outbox", tier: "growth", createdAt: T0, limits: {}, allowedCidrs: [], billing: {} });
   await s.createWebhook({ id: hooks[0]!, accountId: acc, url: "https://h.example/0", events: ["quota.warning"], secret: "whsec_0", createdAt: T0 }, 10);
   await s.createWebhook({ id: hooks[1]!, accountId: acc, url: "https://h.example/1", events: ["quota.warning", "key.revoked"], secret: "whsec_1", createdAt: T0 }, 10);
-  await s.createWebhook({ id: hooks[2]!, accountId: acc, url: "https://h.example/2", events: ["key.revoked"], secret: "whsec_2", createdAt: T0 }, 10);
+  await s.createWebhook({ id: hooks[2]!, accountId: acc, url: "https://h.example/2", events: ["key.revoked", "webhook.disabled"], secret: "whsec_2", createdAt: T0 }, 10);
   const out: unknown[] = [];
   const claimed: ClaimedDelivery[] = [];
   let now = T0;
@@ -80,7 +85,11 @@ async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknow
       if (!d) continue;
       const next = op.next === "pending" ? { status: "pending" as const, at: now + op.delay } : { status: op.next };
       const attempt = { attempt: d.attempt, at: now, statusCode: op.next === "succeeded" ? 200 : 500, latencyMs: 5, error: op.next === "succeeded" ? null : "http_status", responseBody: "" };
-      out.push(await s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt, next }));
+      const health = op.health ? { disableAfterMs: 20_000, disableAfterDead: 2, eventId: `evt_${tag}_d${i}` } : undefined;
+      out.push(await s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt, next, gone: op.gone, ...(health ? { health } : {}) }));
+    } else if (op.kind === "enable") {
+      const w = await s.enableWebhook(acc, hooks[op.hook]!);
+      out.push(w === null ? null : w.status);
     } else if (op.kind === "retry") {
       const list = await s.listDeliveries(acc, hooks[op.hook]!, 100);
       const d = list[op.pick % Math.max(1, list.length)];
@@ -92,6 +101,7 @@ async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknow
     }
   }
   for (const h of hooks) out.push((await s.listDeliveries(acc, h, 100)).map(seen));
+  out.push((await s.listWebhooks(acc)).map((w) => [w.id, w.status, w.disabledReason, w.disabledAt]));
   // The SQL stores are shared by every run: leave nothing claimable behind.
   for (const h of hooks) await s.deleteWebhook(acc, h);
   return out;

@@ -3,7 +3,7 @@
  * over differently (SQLite: JSON text and 0/1; PostgreSQL: arrays, parsed jsonb and booleans; both: bigint
  * columns as numbers or strings), so every reader here accepts either form.
  */
-import type { AccountRecord, ApiKeyRecord, AttemptRecord, DeliveryRecord, EventType, InvoiceRecord, SnapshotRecord, WebhookRecord } from "@benchdata/core";
+import type { AccountRecord, ApiKeyRecord, AttemptRecord, DeadReason, DeliveryRecord, EventType, InvoiceRecord, SnapshotRecord, WebhookDisabledReason, WebhookRecord } from "@benchdata/core";
 
 /** A row as a driver returns it. */
 export type Row = Record<string, unknown>;
@@ -64,6 +64,11 @@ export function webhookFromRow(r: Row): WebhookRecord {
     events: list<EventType>(r.events),
     secret: String(r.secret),
     createdAt: num(r.created_at),
+    status: r.status === "disabled" ? "disabled" : "active",
+    disabledReason: (strOrNull(r.disabled_reason) as WebhookDisabledReason | null) ?? null,
+    disabledAt: numOrNull(r.disabled_at),
+    previousSecret: strOrNull(r.previous_secret),
+    previousSecretUntil: numOrNull(r.previous_secret_until),
   };
 }
 
@@ -114,6 +119,7 @@ export function deliveryFromRow(r: Row, attempts: readonly Row[]): DeliveryRecor
     nextAttemptAt: status === "pending" ? numOrNull(r.next_attempt_at) : null,
     createdAt: num(r.created_at),
     attemptLog: attempts.map(attemptFromRow),
+    deadReason: status === "dead" ? ((strOrNull(r.dead_reason) as DeadReason | null) ?? null) : null,
   };
 }
 

@@ -37,6 +37,10 @@ export const ConfigFileSchema = v.strictObject({
       allowPrivateNetworks: v.optional(v.boolean()),
       maxPerAccount: v.optional(positive),
       concurrencyPerWebhook: v.optional(positive),
+      disableAfterDays: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(365))),
+      disableAfterDeadDeliveries: v.optional(v.pipe(count, v.maxValue(1_000_000))),
+      ordered: v.optional(v.boolean()),
+      secretOverlapHours: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(24 * 30))),
     }),
   ),
   billing: v.optional(

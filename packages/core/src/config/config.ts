@@ -18,6 +18,14 @@ export interface ServiceConfig {
     readonly allowPrivateNetworks: boolean;
     readonly maxPerAccount: number;
     readonly concurrencyPerWebhook: number;
+    /** A webhook whose every attempt failed for this many days is disabled (0: never for this reason). */
+    readonly disableAfterDays: number;
+    /** A webhook with this many dead deliveries in a row is disabled (0: never for this reason). */
+    readonly disableAfterDeadDeliveries: number;
+    /** Deliveries to one webhook are attempted in event order, one at a time (false: up to `concurrencyPerWebhook` at once, any order). */
+    readonly ordered: boolean;
+    /** After a secret rotation, deliveries carry both signatures for this many hours. */
+    readonly secretOverlapHours: number;
   };
   readonly billing: {
     readonly processor: "simulated" | "stripe";
@@ -55,6 +63,10 @@ export const DEFAULT_CONFIG: ServiceConfig = {
     allowPrivateNetworks: false,
     maxPerAccount: 10,
     concurrencyPerWebhook: 4,
+    disableAfterDays: 5,
+    disableAfterDeadDeliveries: 20,
+    ordered: true,
+    secretOverlapHours: 24,
   },
   billing: {
     processor: "simulated",

@@ -1,7 +1,7 @@
 /** Builders of each event from the records that cause it, shared by every storage implementation. */
 import { isoTime } from "../clock/clock.ts";
 import type { ApiKeyRecord, InvoiceRecord } from "../storage/types.ts";
-import type { EventDraft } from "./events.ts";
+import type { EventDraft, WebhookDisabledReason } from "./events.ts";
 
 /** `key.created` for a new key. */
 export function keyCreatedEvent(id: string, key: ApiKeyRecord): EventDraft<"key.created"> {
@@ -117,4 +117,9 @@ export function invoiceFailedEvent(id: string, invoice: InvoiceRecord, processor
       failure_reason: reason,
     },
   };
+}
+
+/** `webhook.disabled`: a webhook of the account stopped receiving events (to the account's other active webhooks). */
+export function webhookDisabledEvent(id: string, accountId: string, now: number, w: { webhookId: string; url: string; reason: WebhookDisabledReason }): EventDraft<"webhook.disabled"> {
+  return { id, type: "webhook.disabled", accountId, createdAt: isoTime(now), data: { webhook_id: w.webhookId, url: w.url, reason: w.reason, disabled_at: isoTime(now) } };
 }

@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   "invoice.failed",
   // Extension: automatic charging stopped for the period until a person acts (docs/billing.md).
   "quota.held",
+  // Extension: a webhook was disabled (its receiver answered 410, or it kept failing); sent to the account's other webhooks (docs/webhooks.md).
+  "webhook.disabled",
 ] as const;
 
 /** An event type. */
@@ -52,7 +54,17 @@ export interface EventData {
     period_start: string;
     period_end: string;
   };
+  "webhook.disabled": {
+    webhook_id: string;
+    url: string;
+    /** `gone` (the receiver answered 410), `failing` (every attempt failed for the configured span) or `dead_deliveries` (N dead deliveries in a row). */
+    reason: WebhookDisabledReason;
+    disabled_at: string;
+  };
 }
+
+/** Why a webhook was disabled automatically. */
+export type WebhookDisabledReason = "gone" | "failing" | "dead_deliveries";
 
 /** An event as created, before it is serialized: the envelope fields and its data. */
 export interface EventDraft<T extends EventType = EventType> {

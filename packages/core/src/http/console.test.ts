@@ -165,7 +165,9 @@ describe("console webhooks", () => {
     expect(r.body.webhook_id).toMatch(/^wh_/);
     expect(r.body.signing_secret).toMatch(/^whsec_/);
     const list = await k.console(session, "GET", "/webhooks");
-    expect(list.body.data).toEqual([{ webhook_id: r.body.webhook_id, url: r.body.url, events: r.body.events, created_at: r.body.created_at }]);
+    expect(list.body.data).toEqual([
+      { webhook_id: r.body.webhook_id, url: r.body.url, events: r.body.events, created_at: r.body.created_at, status: "active", disabled_reason: null, disabled_at: null },
+    ]);
     expect(JSON.stringify(list.body)).not.toContain("whsec_");
     expect(JSON.stringify((await k.console(session, "GET", `/webhooks/${r.body.webhook_id}`)).body)).not.toContain("whsec_");
   });

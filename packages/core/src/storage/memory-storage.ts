@@ -21,7 +21,11 @@ import {
   quotaExhaustedEvent,
   quotaHeldEvent,
   quotaWarningEvent,
+  webhookDisabledEvent,
 } from "../events/builders.ts";
+import type { WebhookDisabledReason } from "../events/events.ts";
+import type { WebhookHealth } from "../webhooks/webhook-health.ts";
+import { webhookHealthAfter } from "../webhooks/webhook-health.ts";
 import { dailyWindow, utcDay } from "../rate-limit/daily-window.ts";
 import { pendingInvoice } from "../billing/pending-invoice.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
@@ -36,6 +40,7 @@ import type {
   ChargeOutcome,
   ClaimedCharge,
   ClaimedDelivery,
+  DeadReason,
   DeliveryRecord,
   InvoiceRecord,
   KeyLookup,
@@ -67,6 +72,7 @@ interface StoredDelivery {
   leaseUntil: number;
   createdAt: number;
   attemptLog: AttemptRecord[];
+  deadReason: DeadReason | null;
 }
 
 interface StoredInvoice {
@@ -160,6 +166,8 @@ export function createMemoryStorage(): Storage {
   const days = new Map<string, { day: number; count: number }>();
   const quotas = new Map<string, PeriodQuota>();
   const webhooks = new Map<string, WebhookRecord>();
+  /** Each webhook's failure history (core's `webhookHealthAfter`). */
+  const webhookHealth = new Map<string, WebhookHealth>();
   const events = new Map<string, StoredEvent>();
   const deliveries = new Map<string, StoredDelivery>();
   /**
@@ -209,7 +217,7 @@ export function createMemoryStorage(): Storage {
     const body = serializeEvent(draft);
     events.set(draft.id, { draft, body, createdAt: now });
     for (const wh of webhooks.values()) {
-      if (wh.accountId !== draft.accountId || !wh.events.includes(draft.type)) continue;
+      if (wh.accountId !== draft.accountId || wh.status !== "active" || !wh.events.includes(draft.type)) continue;
       deliverySeq += 1;
       // `dlv_<ULID>`, its time part the event's time.
       const id = newId("dlv", { now: () => now }, cryptoRandom);
@@ -226,10 +234,27 @@ export function createMemoryStorage(): Storage {
         leaseUntil: 0,
         createdAt: now,
         attemptLog: [],
+        deadReason: null,
       };
       deliveries.set(id, d);
       enqueue(d);
     }
+  }
+
+  /** Disables an active webhook: its pending deliveries die, and the account's other webhooks hear of it. */
+  function disableWebhook(wh: WebhookRecord, reason: WebhookDisabledReason, now: number, eventId: string): void {
+    webhooks.set(wh.id, { ...wh, status: "disabled", disabledReason: reason, disabledAt: now });
+    let kept = 0;
+    for (const d of queue) {
+      if (d.webhookId === wh.id) {
+        d.status = "dead";
+        d.nextAttemptAt = null;
+        d.deadReason = "webhook_disabled";
+        leased.delete(d);
+      } else queue[kept++] = d;
+    }
+    queue.length = kept;
+    insertEvent(webhookDisabledEvent(eventId, wh.accountId, now, { webhookId: wh.id, url: wh.url, reason }), now);
   }
 
   function deliveryRecord(d: StoredDelivery): DeliveryRecord {
@@ -245,6 +270,7 @@ export function createMemoryStorage(): Storage {
       nextAttemptAt: d.status === "pending" ? d.nextAttemptAt : null,
       createdAt: d.createdAt,
       attemptLog: [...d.attemptLog],
+      deadReason: d.status === "dead" ? d.deadReason : null,
     };
   }
 
@@ -530,7 +556,8 @@ export function createMemoryStorage(): Storage {
       let count = 0;
       for (const w of webhooks.values()) if (w.accountId === webhook.accountId) count++;
       if (count >= maxWebhooks) return "limit";
-      webhooks.set(webhook.id, webhook);
+      webhooks.set(webhook.id, { ...webhook, status: "active", disabledReason: null, disabledAt: null, previousSecret: webhook.previousSecret ?? null, previousSecretUntil: webhook.previousSecretUntil ?? null });
+      webhookHealth.set(webhook.id, { failingSince: null, deadStreak: 0 });
       return "created";
     },
     async listWebhooks(accountId) {
@@ -580,7 +607,7 @@ export function createMemoryStorage(): Storage {
         if (n >= perWebhook) continue;
         const wh = webhooks.get(d.webhookId);
         const ev = events.get(d.eventId);
-        if (!wh || !ev) continue;
+        if (!wh || !ev || wh.status !== "active") continue;
         inflight.set(d.webhookId, n + 1);
         d.leaseToken = leaseToken();
         d.leaseUntil = now + leaseMs;
@@ -601,7 +628,7 @@ export function createMemoryStorage(): Storage {
       }
       return out;
     },
-    async completeDelivery({ deliveryId, leaseToken: token, attempt, next }) {
+    async completeDelivery({ deliveryId, leaseToken: token, attempt, next, gone = false, health }) {
       const d = deliveries.get(deliveryId);
       if (!d || d.leaseToken !== token || d.status !== "pending") return false;
       dequeue(d);
@@ -610,10 +637,26 @@ export function createMemoryStorage(): Storage {
       d.attempts = attempt.attempt;
       d.leaseToken = null;
       d.leaseUntil = 0;
-      d.status = next.status;
-      d.nextAttemptAt = next.status === "pending" ? next.at : null;
+      const status = gone ? "dead" : next.status;
+      d.status = status;
+      d.nextAttemptAt = next.status === "pending" && !gone ? next.at : null;
+      d.deadReason = status === "dead" ? (gone ? "gone" : "attempts_exhausted") : null;
       if (d.status === "pending") enqueue(d);
+      const wh = webhooks.get(d.webhookId);
+      if (health && wh && wh.status === "active") {
+        const h = webhookHealthAfter(webhookHealth.get(wh.id) ?? { failingSince: null, deadStreak: 0 }, { succeeded: status === "succeeded", dead: status === "dead", gone, at: attempt.at }, health);
+        webhookHealth.set(wh.id, { failingSince: h.failingSince, deadStreak: h.deadStreak });
+        if (h.disable !== null) disableWebhook(wh, h.disable, attempt.at, health.eventId);
+      }
       return true;
+    },
+    async enableWebhook(accountId, webhookId) {
+      const w = webhooks.get(webhookId);
+      if (!w || w.accountId !== accountId) return null;
+      const next: WebhookRecord = { ...w, status: "active", disabledReason: null, disabledAt: null };
+      webhooks.set(webhookId, next);
+      webhookHealth.set(webhookId, { failingSince: null, deadStreak: 0 });
+      return next;
     },
     async listDeliveries(accountId, webhookId, limit) {
       return [...deliveries.values()]
@@ -629,6 +672,7 @@ export function createMemoryStorage(): Storage {
         dequeue(d);
         leased.delete(d);
         d.status = "pending";
+        d.deadReason = null;
         d.nextAttemptAt = now;
         d.leaseToken = null;
         d.leaseUntil = 0;

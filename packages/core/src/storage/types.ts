@@ -14,7 +14,7 @@
  */
 import type { Environment } from "../keys/api-key.ts";
 import type { Scope, Tier } from "../scopes/scopes.ts";
-import type { EventDraft, EventType } from "../events/events.ts";
+import type { EventDraft, EventType, WebhookDisabledReason } from "../events/events.ts";
 import type { BenchmarkSource, Cell } from "../data/source.ts";
 import type { Category, Metric } from "../data/catalog.ts";
 
@@ -77,6 +77,14 @@ export interface WebhookRecord {
   readonly events: readonly EventType[];
   readonly secret: string;
   readonly createdAt: number;
+  /** `active` (absent when creating) or `disabled`: a disabled webhook gets no new deliveries and no attempts. */
+  readonly status?: "active" | "disabled";
+  /** Why it was disabled (`gone`, `failing`, `dead_deliveries`), and when; null while active. */
+  readonly disabledReason?: WebhookDisabledReason | null;
+  readonly disabledAt?: number | null;
+  /** The secret a rotation replaced, still signing until `previousSecretUntil` (sealed like `secret`). */
+  readonly previousSecret?: string | null;
+  readonly previousSecretUntil?: number | null;
 }
 
 /** One attempt to deliver an event to a webhook. */
@@ -109,6 +117,23 @@ export interface DeliveryRecord {
   readonly nextAttemptAt: number | null;
   readonly createdAt: number;
   readonly attemptLog: readonly AttemptRecord[];
+  /**
+   * Why a dead delivery is dead: `attempts_exhausted` (its last attempt failed), `gone` (the receiver
+   * answered 410) or `webhook_disabled` (its webhook was disabled while it waited); null otherwise.
+   */
+  readonly deadReason: DeadReason | null;
+}
+
+/** Why a delivery is dead. */
+export type DeadReason = "attempts_exhausted" | "gone" | "webhook_disabled";
+
+/** When a failing webhook is disabled (core's `webhookHealthAfter`), and the id of the `webhook.disabled` event if it is. */
+export interface WebhookHealthPolicy {
+  /** Every attempt failed for this long (0: never). */
+  readonly disableAfterMs: number;
+  /** This many dead deliveries in a row (0: never). */
+  readonly disableAfterDead: number;
+  readonly eventId: string;
 }
 
 /** A delivery handed to a worker: everything needed to send it, under a lease. */
@@ -414,7 +439,23 @@ export interface Storage {
    * Records an attempt of a claimed delivery and its next state: succeeded, retry at a time, or dead.
    * Ignored (false) if the lease token no longer holds the delivery.
    */
-  completeDelivery(input: { deliveryId: string; leaseToken: string; attempt: AttemptRecord; next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number } }): Promise<boolean>;
+  completeDelivery(input: {
+    deliveryId: string;
+    leaseToken: string;
+    attempt: AttemptRecord;
+    next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number };
+    /** The receiver answered 410 Gone: the delivery is dead (`gone`) and the webhook disabled at once. */
+    gone?: boolean;
+    /**
+     * With it, the same transaction also keeps the webhook's health (when its failures began, its dead
+     * deliveries in a row) and disables an active webhook as core's `webhookHealthAfter` decides: its
+     * pending deliveries die (`webhook_disabled`) and `webhook.disabled` goes to the account's other active
+     * webhooks. Without it the webhook is left as it is.
+     */
+    health?: WebhookHealthPolicy;
+  }): Promise<boolean>;
+  /** Makes a disabled webhook active again (failure history cleared); null when no such webhook of the account. */
+  enableWebhook(accountId: string, webhookId: string): Promise<WebhookRecord | null>;
   /** An account's deliveries to one webhook, newest first, each with its attempts. */
   listDeliveries(accountId: string, webhookId: string, limit: number): Promise<DeliveryRecord[]>;
   /** Makes a delivery (dead ones included) due again at `now`; null when no such delivery of the account. */

@@ -32,6 +32,8 @@ export interface AttemptOutcome {
   readonly error: string | null;
   readonly responseBody: string;
   readonly latencyMs: number;
+  /** The receiver's `Retry-After`, if it sent one. */
+  readonly retryAfter?: string | undefined;
 }
 
 // Allowed on top of the transport's own time-out before the attempt gives up on a transport that ignores it.
@@ -74,7 +76,8 @@ export async function attemptWebhook(ctx: AttemptContext, target: AttemptTarget)
     const res = await withTimeout(ctx.transport.send({ url: check.url, address: check.addresses[0]!, headers, body: target.body, timeoutMs: remaining }), remaining + GRACE_MS);
     if (res === TIMED_OUT) return done(null, "timeout");
     const ok = res.status >= 200 && res.status < 300;
-    return done(res.status, ok ? null : "http_status", res.body);
+    const out = done(res.status, ok ? null : "http_status", res.body);
+    return res.retryAfter === undefined ? out : { ...out, retryAfter: res.retryAfter };
   } catch (e) {
     return done(null, transportErrorKind(e));
   }

@@ -15,3 +15,28 @@ export function deliveryNextState(attempt: number, succeeded: boolean, now: numb
   if (delay === undefined) return { status: "dead" };
   return { status: "pending", at: now + Math.round(delay * 1000) };
 }
+
+/**
+ * The wait a `Retry-After` header asks for, in ms from `now`: delay-seconds (`120`) or an HTTP date
+ * (`Wed, 21 Oct 2026 07:28:00 GMT`); null when absent or unreadable. A date in the past asks for no wait.
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number): number | null {
+  if (typeof value !== "string") return null;
+  const v = value.trim();
+  if (/^\d{1,10}$/.test(v)) return Number(v) * 1000;
+  if (!/[A-Za-z]/.test(v)) return null;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/**
+ * The state after a failed attempt whose receiver asked to wait (429 or 503 with `Retry-After`): the next
+ * attempt is no earlier than the schedule's and no earlier than the receiver asked, but never later than the
+ * schedule's last step after `now`. It still counts: after the last attempt the delivery is dead.
+ */
+export function deliveryNextStateAfterWait(attempt: number, now: number, retryDelaysSeconds: readonly number[], waitMs: number): DeliveryNext {
+  const next = deliveryNextState(attempt, false, now, retryDelaysSeconds);
+  if (next.status !== "pending") return next;
+  const capMs = Math.round(Math.max(...retryDelaysSeconds) * 1000);
+  return { status: "pending", at: Math.max(next.at, now + Math.min(waitMs, capMs)) };
+}

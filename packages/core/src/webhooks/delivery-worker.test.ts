@@ -255,7 +255,7 @@ describe("delivery worker", () => {
 
   it.each([
     ["a 3xx is a failure and is not followed", () => ({ status: 302, body: "" }), 302, "http_status"],
-    ["a 4xx is a failure", () => ({ status: 410, body: "gone" }), 410, "http_status"],
+    ["a 4xx is a failure", () => ({ status: 404, body: "not here" }), 404, "http_status"],
     ["any 2xx (299) is a success", () => ({ status: 299, body: "" }), 299, null],
     ["a refused connection", () => Promise.reject(new TransportError("refused", "ECONNREFUSED")), null, "refused"],
     ["a TLS failure", () => Promise.reject(new TransportError("tls", "bad cert")), null, "tls"],

@@ -14,7 +14,10 @@ import type { ClaimedDelivery, Storage } from "../storage/types.ts";
 import type { AttemptContext } from "./attempt-webhook.ts";
 import { attemptWebhook } from "./attempt-webhook.ts";
 import type { ResolveHost } from "./check-webhook-url.ts";
-import { deliveryNextState } from "./delivery-next-state.ts";
+import type { DeliveryNext } from "./delivery-next-state.ts";
+import { deliveryNextState, deliveryNextStateAfterWait, parseRetryAfter } from "./delivery-next-state.ts";
+import { cryptoRandom } from "../clock/clock.ts";
+import { newId } from "../ids/new-id.ts";
 import type { WebhookTransport } from "./webhook-transport.ts";
 import type { WorkerLoop } from "./worker-loop.ts";
 import type { SecretBox } from "./secret-box.ts";
@@ -25,7 +28,7 @@ import { workerLoop } from "./worker-loop.ts";
 export interface DeliveryWorkerOptions {
   readonly storage: Storage;
   readonly clock: Clock;
-  /** Accepted for symmetry with the other workers; the schedule has no jitter, so it is unused. */
+  /** For the ids of `webhook.disabled` events (default Web Crypto); the schedule has no jitter. */
   readonly random?: RandomSource;
   readonly transport: WebhookTransport;
   readonly resolve: ResolveHost;
@@ -45,6 +48,8 @@ export interface DeliveryWorkerOptions {
 
 /** A delivery worker: `tick()` attempts what is due now; `start()`/`nudge()`/`stop()` run it as a loop. */
 export type DeliveryWorker = WorkerLoop;
+
+const DAY_MS = 86_400_000;
 
 /** Lease beyond the time-out: room for recording the attempt and for clocks of several instances to differ. */
 export const DELIVERY_LEASE_MARGIN_MS = 15_000;
@@ -68,6 +73,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   };
 
   const box = options.secretBox ?? plaintextSecretBox;
+  const random = options.random ?? cryptoRandom;
 
   async function deliver(claim: ClaimedDelivery): Promise<void> {
     // A secret that does not open (its operator key is not configured) is not an attempt: the delivery
@@ -75,7 +81,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     const secret = await box.open(claim.webhookId, claim.secret);
     const at = clock.now();
     const outcome = await attemptWebhook(ctx, { url: claim.url, secret, eventId: claim.eventId, eventType: claim.eventType, body: claim.body, at });
-    const next = deliveryNextState(claim.attempt, outcome.error === null, clock.now(), config.webhooks.retryDelaysSeconds);
+    const ended = clock.now();
+    // The receiver steers: 410 Gone ends the delivery and disables the webhook; 429/503 with Retry-After
+    // moves the next attempt (docs/webhooks.md, "Answering").
+    const gone = outcome.statusCode === 410;
+    const wait = outcome.statusCode === 429 || outcome.statusCode === 503 ? parseRetryAfter(outcome.retryAfter, ended) : null;
+    const next: DeliveryNext = gone
+      ? { status: "dead" }
+      : wait !== null
+        ? deliveryNextStateAfterWait(claim.attempt, ended, config.webhooks.retryDelaysSeconds, wait)
+        : deliveryNextState(claim.attempt, outcome.error === null, ended, config.webhooks.retryDelaysSeconds);
     const fields = {
       delivery_id: claim.deliveryId,
       webhook_id: claim.webhookId,
@@ -92,6 +107,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       leaseToken: claim.leaseToken,
       attempt: { attempt: claim.attempt, at, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error, responseBody: outcome.responseBody },
       next,
+      gone,
+      health: { disableAfterMs: Math.round(config.webhooks.disableAfterDays * DAY_MS), disableAfterDead: config.webhooks.disableAfterDeadDeliveries, eventId: newId("evt", clock, random) },
     });
     if (metrics) {
       metrics.deliveryLatency.observe(outcome.latencyMs / 1000);

@@ -15,6 +15,8 @@ export interface WebhookRequest {
 export interface WebhookResponse {
   readonly status: number;
   readonly body: string;
+  /** The `Retry-After` header, when the receiver sent one (read on 429 and 503). */
+  readonly retryAfter?: string | undefined;
 }
 
 /** Why a request got no response. */
@@ -94,7 +96,8 @@ export function fetchTransport(fetchFn: typeof fetch = fetch): WebhookTransport 
           all.set(c, at);
           at += c.length;
         }
-        return { status: res.status, body: decodeBodyPrefix(all) };
+        const retryAfter = res.headers.get("retry-after");
+        return { status: res.status, body: decodeBodyPrefix(all), ...(retryAfter !== null ? { retryAfter } : {}) };
       } catch (e) {
         throw classifyFetchError(e, timedOut);
       } finally {

@@ -239,7 +239,7 @@ BEGIN
   INSERT INTO deliveries (id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, created_at)
   SELECT 'dlv_' || benchdata_ulid(p_created_at), p_id, w.id, p_account_id, 'pending', 0, p_created_at, p_created_at
   FROM webhooks w
-  WHERE w.account_id = p_account_id AND p_type = ANY (w.events)
+  WHERE w.account_id = p_account_id AND w.status = 'active' AND p_type = ANY (w.events)
   ORDER BY w.id;
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
@@ -1108,6 +1108,20 @@ CREATE TABLE window_chunks (
 ) WITH (fillfactor = 50);
 `;
 
+// Receivers steer and operators recover (issue 17): a webhook's status and failure history (core's
+// webhookHealthAfter), why a delivery is dead, a rotation's previous secret; events skip disabled webhooks.
+const WEBHOOK_STEERING = `
+ALTER TABLE webhooks ADD COLUMN status text NOT NULL DEFAULT 'active';
+ALTER TABLE webhooks ADD COLUMN disabled_reason text;
+ALTER TABLE webhooks ADD COLUMN disabled_at bigint;
+ALTER TABLE webhooks ADD COLUMN failing_since bigint;
+ALTER TABLE webhooks ADD COLUMN dead_streak integer NOT NULL DEFAULT 0;
+ALTER TABLE webhooks ADD COLUMN previous_secret text;
+ALTER TABLE webhooks ADD COLUMN previous_secret_until bigint;
+ALTER TABLE deliveries ADD COLUMN dead_reason text;
+CREATE INDEX deliveries_pending_by_webhook ON deliveries (webhook_id, seq) WHERE status = 'pending';
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
   { version: 2, name: "admit and outbox functions", sql: FUNCTIONS },
@@ -1120,4 +1134,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 10, name: "quota holds: a charge buys at least one call; a ceiling of automatic charges per period, paid ones included", sql: QUOTA_HOLDS + FUNCTIONS },
   { version: 13, name: "sessions end: sign-out, revocation, a maximum lifetime; one-time sign-in links; daily usage history", sql: SESSIONS_END },
   { version: 14, name: "admission logs in fixed-size chunks: an admission's cost no longer grows with the key's window", sql: WINDOW_CHUNKS + FUNCTIONS },
+  { version: 16, name: "webhooks receivers steer and operators recover: status, failure history, dead reasons, secret rotation", sql: WEBHOOK_STEERING + FUNCTIONS },
 ];

@@ -23,6 +23,7 @@ import type {
   DeliveryRecord,
   EventDraft,
   EventType,
+  WebhookHealthPolicy,
   InvoiceRecord,
   KeyLookup,
   Logger,
@@ -37,6 +38,8 @@ import {
   keyCreatedEvent,
   keyRevokedEvent,
   keyRotatedEvent,
+  webhookDisabledEvent,
+  webhookHealthAfter,
   parsePeriod,
   quotaExhaustedEvent,
   serializeEvent,
@@ -97,6 +100,22 @@ async function one<T = Row>(db: Db, query: RawBuilder<unknown>): Promise<T | und
 /** Writes an event and its deliveries in the caller's transaction (one round trip). */
 async function insertEvent(db: Db, draft: EventDraft, now: number): Promise<void> {
   await sql`SELECT benchdata_insert_event(${draft.id}, ${draft.type}, ${draft.accountId}, ${now}::bigint, ${serializeEvent(draft)})`.execute(db);
+}
+
+/** After a failed attempt, in the caller's transaction: the webhook's failure history, and its disabling if core decides so. */
+async function applyHealth(trx: Db, webhookId: string, a: { status: string; gone: boolean; at: number }, health: WebhookHealthPolicy): Promise<void> {
+  const w = await one(trx, sql`SELECT id, account_id, url, status, failing_since, dead_streak FROM webhooks WHERE id = ${webhookId} FOR UPDATE`);
+  if (!w || w.status !== "active") return;
+  const before = { failingSince: numOrNull(w.failing_since), deadStreak: num(w.dead_streak) };
+  const h = webhookHealthAfter(before, { succeeded: false, dead: a.status === "dead", gone: a.gone, at: a.at }, health);
+  if (h.disable !== null) {
+    await sql`UPDATE webhooks SET failing_since = ${h.failingSince}::bigint, dead_streak = ${h.deadStreak}::integer,
+                     status = 'disabled', disabled_reason = ${h.disable}, disabled_at = ${a.at}::bigint WHERE id = ${webhookId}`.execute(trx);
+    await sql`UPDATE deliveries SET status = 'dead', next_attempt_at = NULL, dead_reason = 'webhook_disabled' WHERE webhook_id = ${webhookId} AND status = 'pending'`.execute(trx);
+    await insertEvent(trx, webhookDisabledEvent(health.eventId, String(w.account_id), a.at, { webhookId, url: String(w.url), reason: h.disable }), a.at);
+  } else if (h.failingSince !== before.failingSince || h.deadStreak !== before.deadStreak) {
+    await sql`UPDATE webhooks SET failing_since = ${h.failingSince}::bigint, dead_streak = ${h.deadStreak}::integer WHERE id = ${webhookId}`.execute(trx);
+  }
 }
 
 /** Replaces cells inside the caller's transaction and bumps the data version. */
@@ -703,7 +722,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               ranked AS (
                 SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq,
                        row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.seq) AS rn
-                FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
+                FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.status = 'active' JOIN events e ON e.id = d.event_id
                 WHERE d.webhook_id = ANY (${locked.map((l) => l.webhook_id)}::text[])
                   AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint AND (d.lease_token IS NULL OR d.lease_until <= ${now}::bigint)
               ),
@@ -744,22 +763,49 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
           }),
         );
     },
-    async completeDelivery({ deliveryId, leaseToken, attempt, next }) {
+    async completeDelivery({ deliveryId, leaseToken, attempt, next, gone = false, health }) {
+      const status = gone ? "dead" : next.status;
+      const deadReason = status === "dead" ? (gone ? "gone" : "attempts_exhausted") : null;
+      // The attempt and the delivery's next state; a success also clears its webhook's failure history, all
+      // in one statement (the common case, one round trip).
+      const record = (conn: Db) =>
+        one<{ delivery_id: string; webhook_id: string }>(
+          conn,
+          sql`WITH done AS (
+                UPDATE deliveries SET attempts = ${attempt.attempt}::integer, lease_token = NULL, lease_until = 0, status = ${status},
+                       next_attempt_at = ${next.status === "pending" && !gone ? next.at : null}::bigint, dead_reason = ${deadReason}::text
+                WHERE id = ${deliveryId} AND lease_token = ${leaseToken} AND status = 'pending'
+                RETURNING id, webhook_id
+              ),
+              healthy AS (
+                UPDATE webhooks SET failing_since = NULL, dead_streak = 0
+                WHERE ${health !== undefined && status === "succeeded"}::boolean AND id = (SELECT webhook_id FROM done)
+                  AND status = 'active' AND (failing_since IS NOT NULL OR dead_streak <> 0)
+                RETURNING id
+              )
+              INSERT INTO delivery_attempts (delivery_id, attempt, at, status_code, latency_ms, error, response_body)
+              SELECT id, ${attempt.attempt}::integer, ${attempt.at}::bigint, ${attempt.statusCode}::integer, ${attempt.latencyMs}::double precision,
+                     ${attempt.error}::text, ${attempt.responseBody}::text
+              FROM done
+              RETURNING delivery_id, (SELECT webhook_id FROM done) AS webhook_id`,
+        );
+      if (health === undefined || status === "succeeded") return (await record(db)) !== undefined;
+      // A failure: the webhook's failure history and, as core's webhookHealthAfter decides, its disabling,
+      // under its row lock in the same transaction.
+      return tx(async (trx) => {
+        const done = await record(trx);
+        if (!done) return false;
+        await applyHealth(trx, done.webhook_id, { status, gone, at: attempt.at }, health);
+        return true;
+      });
+    },
+    async enableWebhook(accountId, webhookId) {
       const r = await one(
         db,
-        sql`WITH done AS (
-              UPDATE deliveries SET attempts = ${attempt.attempt}::integer, lease_token = NULL, lease_until = 0, status = ${next.status},
-                     next_attempt_at = ${next.status === "pending" ? next.at : null}::bigint
-              WHERE id = ${deliveryId} AND lease_token = ${leaseToken} AND status = 'pending'
-              RETURNING id
-            )
-            INSERT INTO delivery_attempts (delivery_id, attempt, at, status_code, latency_ms, error, response_body)
-            SELECT id, ${attempt.attempt}::integer, ${attempt.at}::bigint, ${attempt.statusCode}::integer, ${attempt.latencyMs}::double precision,
-                   ${attempt.error}::text, ${attempt.responseBody}::text
-            FROM done
-            RETURNING delivery_id`,
+        sql`UPDATE webhooks SET status = 'active', disabled_reason = NULL, disabled_at = NULL, failing_since = NULL, dead_streak = 0
+            WHERE id = ${webhookId} AND account_id = ${accountId} RETURNING *`,
       );
-      return r !== undefined;
+      return r ? webhookFromRow(r) : null;
     },
     async listDeliveries(accountId, webhookId, limit) {
       const rows = await all(db, sql`${DELIVERY_SELECT} WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} ORDER BY d.created_at DESC, d.seq DESC LIMIT ${limit}::integer`);
@@ -774,7 +820,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         );
         if (!target) return null;
         // A delivery a worker holds under a live lease is left to it; anything else is due again now.
-        await sql`UPDATE deliveries SET status = 'pending', next_attempt_at = ${now}::bigint, lease_token = NULL, lease_until = 0
+        await sql`UPDATE deliveries SET status = 'pending', next_attempt_at = ${now}::bigint, lease_token = NULL, lease_until = 0, dead_reason = NULL
                   WHERE id = ${deliveryId} AND NOT (status = 'pending' AND lease_token IS NOT NULL AND lease_until > ${now}::bigint)`.execute(trx);
         const r = await one(trx, sql`${DELIVERY_SELECT} WHERE d.id = ${deliveryId}`);
         return r ? deliveryWithLog(r) : null;

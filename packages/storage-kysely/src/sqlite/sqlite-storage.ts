@@ -34,6 +34,7 @@ import type {
   SnapshotRecord,
   Storage,
   UsageSnapshot,
+  WebhookHealthPolicy,
   WebhookRecord,
   WindowInfo,
 } from "@benchdata/core";
@@ -47,6 +48,8 @@ import {
   invoicePaidEvent,
   keyCreatedEvent,
   keyRevokedEvent,
+  webhookDisabledEvent,
+  webhookHealthAfter,
   keyRotatedEvent,
   newId,
   parsePeriod,
@@ -161,7 +164,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     // One pending delivery per webhook of the account subscribed to the type at this moment, each
     // `dlv_<ULID>` stamped with the event's time. `seq` (the rowid) records creation order for claims.
     const hooks = q(`SELECT w.id FROM webhooks w
-                     WHERE w.account_id = ? AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)
+                     WHERE w.account_id = ? AND w.status = 'active' AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE json_each.value = ?)
                      ORDER BY w.id`).all(draft.accountId, draft.type) as { id: string }[];
     const put = q(`INSERT INTO deliveries (id, event_id, webhook_id, account_id, status, attempts, next_attempt_at, created_at)
                    VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`);
@@ -478,7 +481,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       inflight.set(String(r.webhook_id), num(r.n));
     }
     const due = q(`SELECT d.id, d.event_id, d.webhook_id, d.account_id, d.attempts, e.type, e.body, e.created_at AS event_created_at, w.url, w.secret
-                   FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+                   FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id AND w.status = 'active'
                    WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND NOT (d.lease_token IS NOT NULL AND d.lease_until > @now)
                    ORDER BY d.next_attempt_at, d.seq`);
     const picked: Row[] = [];
@@ -510,10 +513,41 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     });
   });
 
-  const completeDeliveryTx = immediate((deliveryId: string, token: string, attempt: AttemptRecord, next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number }): boolean => {
-    const changed = q(`UPDATE deliveries SET attempts = ?, lease_token = NULL, lease_until = 0, status = ?, next_attempt_at = ?
-                       WHERE id = ? AND lease_token = ? AND status = 'pending'`).run(attempt.attempt, next.status, next.status === "pending" ? next.at : null, deliveryId, token).changes;
-    if (changed === 0) return false;
+  const completeDeliveryTx = immediate((
+    deliveryId: string,
+    token: string,
+    attempt: AttemptRecord,
+    next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number },
+    gone: boolean,
+    health: WebhookHealthPolicy | undefined,
+  ): boolean => {
+    const status = gone ? "dead" : next.status;
+    const deadReason = status === "dead" ? (gone ? "gone" : "attempts_exhausted") : null;
+    const done = q(`UPDATE deliveries SET attempts = ?, lease_token = NULL, lease_until = 0, status = ?, next_attempt_at = ?, dead_reason = ?
+                    WHERE id = ? AND lease_token = ? AND status = 'pending' RETURNING webhook_id`).get(
+      attempt.attempt,
+      status,
+      next.status === "pending" && !gone ? next.at : null,
+      deadReason,
+      deliveryId,
+      token,
+    ) as Row | undefined;
+    if (!done) return false;
+    if (health) {
+      // The webhook's failure history and, as core's webhookHealthAfter decides, its disabling, in this transaction.
+      const w = q("SELECT id, account_id, url, status, failing_since, dead_streak FROM webhooks WHERE id = ?").get(done.webhook_id) as Row | undefined;
+      if (w && w.status === "active") {
+        const h = webhookHealthAfter({ failingSince: numOrNull(w.failing_since), deadStreak: num(w.dead_streak) }, { succeeded: status === "succeeded", dead: status === "dead", gone, at: attempt.at }, health);
+        if (h.failingSince !== numOrNull(w.failing_since) || h.deadStreak !== num(w.dead_streak)) {
+          q("UPDATE webhooks SET failing_since = ?, dead_streak = ? WHERE id = ?").run(h.failingSince, h.deadStreak, w.id);
+        }
+        if (h.disable !== null) {
+          q("UPDATE webhooks SET status = 'disabled', disabled_reason = ?, disabled_at = ? WHERE id = ?").run(h.disable, attempt.at, w.id);
+          q("UPDATE deliveries SET status = 'dead', next_attempt_at = NULL, dead_reason = 'webhook_disabled' WHERE webhook_id = ? AND status = 'pending'").run(w.id);
+          insertEvent(webhookDisabledEvent(health.eventId, String(w.account_id), attempt.at, { webhookId: String(w.id), url: String(w.url), reason: h.disable }), attempt.at);
+        }
+      }
+    }
     q("INSERT INTO delivery_attempts (delivery_id, attempt, at, status_code, latency_ms, error, response_body) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
       deliveryId,
       attempt.attempt,
@@ -534,7 +568,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     const exists = q("SELECT 1 FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ? AND d.account_id = ? AND d.webhook_id = ?").get(deliveryId, accountId, webhookId);
     if (!exists) return null;
     // A delivery a worker holds under a live lease is left to it; anything else is due again now.
-    q(`UPDATE deliveries SET status = 'pending', next_attempt_at = @now, lease_token = NULL, lease_until = 0
+    q(`UPDATE deliveries SET status = 'pending', next_attempt_at = @now, lease_token = NULL, lease_until = 0, dead_reason = NULL
        WHERE id = @id AND NOT (status = 'pending' AND lease_token IS NOT NULL AND lease_until > @now)`).run({ id: deliveryId, now });
     return deliveryRecord(q(`${DELIVERY_SELECT} WHERE d.id = ?`).get(deliveryId) as Row);
   });
@@ -800,8 +834,13 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     async claimDeliveries({ now, leaseMs, limit, perWebhook }) {
       return claimDeliveriesTx(now, leaseMs, limit, perWebhook);
     },
-    async completeDelivery({ deliveryId, leaseToken, attempt, next }) {
-      return completeDeliveryTx(deliveryId, leaseToken, attempt, next);
+    async completeDelivery({ deliveryId, leaseToken, attempt, next, gone = false, health }) {
+      return completeDeliveryTx(deliveryId, leaseToken, attempt, next, gone, health);
+    },
+    async enableWebhook(accountId, webhookId) {
+      const r = q(`UPDATE webhooks SET status = 'active', disabled_reason = NULL, disabled_at = NULL, failing_since = NULL, dead_streak = 0
+                   WHERE id = ? AND account_id = ? RETURNING *`).get(webhookId, accountId) as Row | undefined;
+      return r ? webhookFromRow(r) : null;
     },
     async listDeliveries(accountId, webhookId, limit) {
       return listDeliveriesTx(accountId, webhookId, limit);

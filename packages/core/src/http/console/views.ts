@@ -47,14 +47,34 @@ export function keyView(key: ApiKeyRecord, now: number): v.InferOutput<typeof Ke
 }
 
 /** A webhook as listed (no signing secret). */
-export const WebhookSchema = v.object({ webhook_id: v.string(), url: v.string(), events: v.array(v.picklist(EVENT_TYPES)), created_at: Timestamp });
+export const WebhookSchema = v.object({
+  webhook_id: v.string(),
+  url: v.string(),
+  events: v.array(v.picklist(EVENT_TYPES)),
+  created_at: Timestamp,
+  status: v.pipe(v.picklist(["active", "disabled"]), v.description("A disabled webhook gets no new deliveries and no attempts until `POST /webhooks/{webhook_id}/enable`.")),
+  disabled_reason: v.pipe(
+    v.nullable(v.picklist(["gone", "failing", "dead_deliveries"])),
+    v.description("`gone`: the receiver answered 410; `failing`: every attempt failed for `webhooks.disableAfterDays`; `dead_deliveries`: `webhooks.disableAfterDeadDeliveries` dead deliveries in a row. Null while active."),
+  ),
+  disabled_at: NullableTimestamp,
+});
 
 /** A webhook at creation, with its signing secret. */
 export const WebhookWithSecretSchema = v.object({ ...WebhookSchema.entries, signing_secret: v.pipe(v.string(), v.description("`whsec_…`; shown only in this response.")) });
 
 /** The console view of a webhook (no secret). */
 export function webhookView(w: WebhookRecord): v.InferOutput<typeof WebhookSchema> {
-  return { webhook_id: w.id, url: w.url, events: [...w.events], created_at: isoTime(w.createdAt) };
+  const disabled = w.status === "disabled";
+  return {
+    webhook_id: w.id,
+    url: w.url,
+    events: [...w.events],
+    created_at: isoTime(w.createdAt),
+    status: disabled ? "disabled" : "active",
+    disabled_reason: disabled ? (w.disabledReason ?? null) : null,
+    disabled_at: disabled && w.disabledAt != null ? isoTime(w.disabledAt) : null,
+  };
 }
 
 /** One delivery attempt. */
@@ -77,6 +97,10 @@ export const DeliverySchema = v.object({
   attempt_count: Integer,
   next_attempt_at: NullableTimestamp,
   created_at: Timestamp,
+  dead_reason: v.pipe(
+    v.nullable(v.picklist(["attempts_exhausted", "gone", "webhook_disabled"])),
+    v.description("Why a dead delivery is dead: its last attempt failed, the receiver answered 410, or its webhook was disabled while it waited. Null unless dead."),
+  ),
   attempts: v.array(AttemptSchema),
 });
 
@@ -91,6 +115,7 @@ export function deliveryView(d: DeliveryRecord): v.InferOutput<typeof DeliverySc
     attempt_count: d.attempts,
     next_attempt_at: d.nextAttemptAt === null ? null : isoTime(d.nextAttemptAt),
     created_at: isoTime(d.createdAt),
+    dead_reason: d.deadReason ?? null,
     attempts: d.attemptLog.map((a) => ({ attempt: a.attempt, at: isoTime(a.at), status_code: a.statusCode, latency_ms: a.latencyMs, error: a.error, response_body: a.responseBody })),
   };
 }

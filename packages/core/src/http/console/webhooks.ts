@@ -110,6 +110,25 @@ export const deleteWebhook = defineConsoleRoute({
   },
 });
 
+/** POST /webhooks/{webhook_id}/enable. */
+export const enableWebhook = defineConsoleRoute({
+  method: "POST",
+  path: "/webhooks/{webhook_id}/enable",
+  operationId: "enableWebhook",
+  summary: "Re-enable a webhook",
+  description:
+    "Makes a disabled webhook active again (its failure history starts afresh): events written from now on are delivered. Deliveries that died while it was disabled stay dead; `POST /webhooks/{webhook_id}/recover` re-queues them. Enabling an active webhook changes nothing. No body.",
+  pathParams: WEBHOOK_ID,
+  success: { status: 200, description: "The webhook, active.", schema: WebhookSchema },
+  errors: [404],
+  async handle({ app, accountId, params }) {
+    const id = params.webhook_id as string;
+    const w = await app.storage.enableWebhook(accountId, id);
+    if (w === null) throw notFound("webhook", id);
+    return ok(webhookView(w));
+  },
+});
+
 /** GET /webhooks/{webhook_id}/deliveries. */
 export const listDeliveries = defineConsoleRoute({
   method: "GET",
