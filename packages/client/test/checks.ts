@@ -167,6 +167,7 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   const delivery = deliveries.data.data[0];
   assert(delivery !== undefined, "listDeliveries has the key.created delivery");
   equal((await console.retryDelivery(hook.data.webhook_id, delivery.delivery_id)).status, 202, "retryDelivery");
+  equal((await console.enableWebhook(hook.data.webhook_id)).data.status, "active", "enableWebhook");
   equal((await console.deleteWebhook(hook.data.webhook_id)).data, undefined, "deleteWebhook (204)");
   await expectCode(() => console.getWebhook(hook.data.webhook_id), 404, "not_found", "deleted webhook");
   await expectCode(() => console.createWebhook({ url: "ftp://example.com/", events: ["key.created"] }), 422, "validation.invalid_url", "webhook url");

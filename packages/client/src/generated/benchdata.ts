@@ -145,6 +145,11 @@ export class Benchdata extends Client {
     return fn.deleteWebhook(this, webhookId, options);
   }
 
+  /** Re-enable a webhook (`POST /api/v1/console/webhooks/{webhook_id}/enable`). */
+  enableWebhook(webhookId: string, options?: CallOptions): Promise<ResponseOf<"enableWebhook">> {
+    return fn.enableWebhook(this, webhookId, options);
+  }
+
   /** List a webhook's deliveries (`GET /api/v1/console/webhooks/{webhook_id}/deliveries`). */
   listDeliveries(webhookId: string, query?: QueryOf<"listDeliveries">, options?: CallOptions): Promise<ResponseOf<"listDeliveries">> {
     return fn.listDeliveries(this, webhookId, query, options);

@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   "invoice.paid",
   "invoice.failed",
   "quota.held",
+  "webhook.disabled",
 ] as const;
 
 /** An event type. */
@@ -44,6 +45,13 @@ export interface EventData {
     automatic_charges: number;
     period_start: string;
     period_end: string;
+  };
+  "webhook.disabled": {
+    webhook_id: string;
+    url: string;
+    /** `gone` (the receiver answered 410), `failing` (every attempt failed for the configured span) or `dead_deliveries` (N dead deliveries in a row). */
+    reason: "gone" | "failing" | "dead_deliveries";
+    disabled_at: string;
   };
 }
 

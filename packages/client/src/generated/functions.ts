@@ -143,6 +143,11 @@ export function deleteWebhook(client: Client, webhookId: string, options?: CallO
   return send(client, { method: "DELETE", path: "/api/v1/console/webhooks/{webhook_id}", security: "session", status: 204, mediaType: null }, { path: [webhookId] }, options);
 }
 
+/** Re-enable a webhook (`POST /api/v1/console/webhooks/{webhook_id}/enable`). */
+export function enableWebhook(client: Client, webhookId: string, options?: CallOptions): Promise<ResponseOf<"enableWebhook">> {
+  return send(client, { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/enable", security: "session", status: 200, mediaType: "application/json" }, { path: [webhookId] }, options);
+}
+
 /** List a webhook's deliveries (`GET /api/v1/console/webhooks/{webhook_id}/deliveries`). */
 export function listDeliveries(client: Client, webhookId: string, query?: QueryOf<"listDeliveries">, options?: CallOptions): Promise<ResponseOf<"listDeliveries">> {
   return send(client, { method: "GET", path: "/api/v1/console/webhooks/{webhook_id}/deliveries", security: "session", status: 200, mediaType: "application/json" }, { path: [webhookId], query }, options);

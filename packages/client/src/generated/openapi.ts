@@ -490,6 +490,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/webhooks/{webhook_id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-enable a webhook
+         * @description Makes a disabled webhook active again (its failure history starts afresh): events written from now on are delivered. Deliveries that died while it was disabled stay dead; `POST /webhooks/{webhook_id}/recover` re-queues them. Enabling an active webhook changes nothing. No body.
+         */
+        post: operations["enableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/webhooks/{webhook_id}/deliveries": {
         parameters: {
             query?: never;
@@ -3180,9 +3200,17 @@ export interface operations {
                         data: {
                             webhook_id: string;
                             url: string;
-                            events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held")[];
+                            events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled")[];
                             /** Format: date-time */
                             created_at: string;
+                            /**
+                             * @description A disabled webhook gets no new deliveries and no attempts until `POST /webhooks/{webhook_id}/enable`.
+                             * @enum {string}
+                             */
+                            status: "active" | "disabled";
+                            /** @description `gone`: the receiver answered 410; `failing`: every attempt failed for `webhooks.disableAfterDays`; `dead_deliveries`: `webhooks.disableAfterDeadDeliveries` dead deliveries in a row. Null while active. */
+                            disabled_reason: ("gone" | "failing" | "dead_deliveries") | null;
+                            disabled_at: string | null;
                         }[];
                     };
                 };
@@ -3205,7 +3233,7 @@ export interface operations {
                     /** @description HTTPS endpoint receiving the events. */
                     url: string;
                     /** @description Event types to receive (duplicates are ignored). */
-                    events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held")[];
+                    events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled")[];
                 };
             };
         };
@@ -3219,9 +3247,17 @@ export interface operations {
                     "application/json": {
                         webhook_id: string;
                         url: string;
-                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held")[];
+                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled")[];
                         /** Format: date-time */
                         created_at: string;
+                        /**
+                         * @description A disabled webhook gets no new deliveries and no attempts until `POST /webhooks/{webhook_id}/enable`.
+                         * @enum {string}
+                         */
+                        status: "active" | "disabled";
+                        /** @description `gone`: the receiver answered 410; `failing`: every attempt failed for `webhooks.disableAfterDays`; `dead_deliveries`: `webhooks.disableAfterDeadDeliveries` dead deliveries in a row. Null while active. */
+                        disabled_reason: ("gone" | "failing" | "dead_deliveries") | null;
+                        disabled_at: string | null;
                         /** @description `whsec_…`; shown only in this response. */
                         signing_secret: string;
                     };
@@ -3292,9 +3328,17 @@ export interface operations {
                     "application/json": {
                         webhook_id: string;
                         url: string;
-                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held")[];
+                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled")[];
                         /** Format: date-time */
                         created_at: string;
+                        /**
+                         * @description A disabled webhook gets no new deliveries and no attempts until `POST /webhooks/{webhook_id}/enable`.
+                         * @enum {string}
+                         */
+                        status: "active" | "disabled";
+                        /** @description `gone`: the receiver answered 410; `failing`: every attempt failed for `webhooks.disableAfterDays`; `dead_deliveries`: `webhooks.disableAfterDeadDeliveries` dead deliveries in a row. Null while active. */
+                        disabled_reason: ("gone" | "failing" | "dead_deliveries") | null;
+                        disabled_at: string | null;
                     };
                 };
             };
@@ -3329,6 +3373,47 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    enableWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's identifier (`wh_…`). */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook, active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        webhook_id: string;
+                        url: string;
+                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled")[];
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * @description A disabled webhook gets no new deliveries and no attempts until `POST /webhooks/{webhook_id}/enable`.
+                         * @enum {string}
+                         */
+                        status: "active" | "disabled";
+                        /** @description `gone`: the receiver answered 410; `failing`: every attempt failed for `webhooks.disableAfterDays`; `dead_deliveries`: `webhooks.disableAfterDeadDeliveries` dead deliveries in a row. Null while active. */
+                        disabled_reason: ("gone" | "failing" | "dead_deliveries") | null;
+                        disabled_at: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            503: components["responses"]["Error503"];
+        };
+    };
     listDeliveries: {
         parameters: {
             query?: {
@@ -3355,7 +3440,7 @@ export interface operations {
                             delivery_id: string;
                             event_id: string;
                             /** @enum {string} */
-                            event_type: "key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held";
+                            event_type: "key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled";
                             webhook_id: string;
                             /** @enum {string} */
                             status: "pending" | "succeeded" | "dead";
@@ -3363,6 +3448,8 @@ export interface operations {
                             next_attempt_at: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description Why a dead delivery is dead: its last attempt failed, the receiver answered 410, or its webhook was disabled while it waited. Null unless dead. */
+                            dead_reason: ("attempts_exhausted" | "gone" | "webhook_disabled") | null;
                             attempts: {
                                 attempt: number;
                                 /** Format: date-time */
@@ -3409,7 +3496,7 @@ export interface operations {
                         delivery_id: string;
                         event_id: string;
                         /** @enum {string} */
-                        event_type: "key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held";
+                        event_type: "key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled";
                         webhook_id: string;
                         /** @enum {string} */
                         status: "pending" | "succeeded" | "dead";
@@ -3417,6 +3504,8 @@ export interface operations {
                         next_attempt_at: string | null;
                         /** Format: date-time */
                         created_at: string;
+                        /** @description Why a dead delivery is dead: its last attempt failed, the receiver answered 410, or its webhook was disabled while it waited. Null unless dead. */
+                        dead_reason: ("attempts_exhausted" | "gone" | "webhook_disabled") | null;
                         attempts: {
                             attempt: number;
                             /** Format: date-time */

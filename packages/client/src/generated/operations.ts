@@ -29,6 +29,7 @@ export const OPERATIONS = {
   testWebhooks: { method: "POST", path: "/api/v1/console/webhooks/test", security: "session", status: 200, mediaType: "application/json" },
   getWebhook: { method: "GET", path: "/api/v1/console/webhooks/{webhook_id}", security: "session", status: 200, mediaType: "application/json" },
   deleteWebhook: { method: "DELETE", path: "/api/v1/console/webhooks/{webhook_id}", security: "session", status: 204, mediaType: null },
+  enableWebhook: { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/enable", security: "session", status: 200, mediaType: "application/json" },
   listDeliveries: { method: "GET", path: "/api/v1/console/webhooks/{webhook_id}/deliveries", security: "session", status: 200, mediaType: "application/json" },
   retryDelivery: { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", security: "session", status: 202, mediaType: "application/json" },
   listInvoices: { method: "GET", path: "/api/v1/console/invoices", security: "session", status: 200, mediaType: "application/json" },

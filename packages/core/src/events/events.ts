@@ -58,13 +58,13 @@ export interface EventData {
     webhook_id: string;
     url: string;
     /** `gone` (the receiver answered 410), `failing` (every attempt failed for the configured span) or `dead_deliveries` (N dead deliveries in a row). */
-    reason: WebhookDisabledReason;
+    reason: "gone" | "failing" | "dead_deliveries";
     disabled_at: string;
   };
 }
 
 /** Why a webhook was disabled automatically. */
-export type WebhookDisabledReason = "gone" | "failing" | "dead_deliveries";
+export type WebhookDisabledReason = EventData["webhook.disabled"]["reason"];
 
 /** An event as created, before it is serialized: the envelope fields and its data. */
 export interface EventDraft<T extends EventType = EventType> {
