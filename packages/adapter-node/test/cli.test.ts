@@ -89,6 +89,22 @@ describe("benchdata CLI", () => {
     }
   }, 120_000);
 
+  it("keys create leaves no console session behind (it used to store a 30-day session on every run, never shown, never ended)", () => {
+    const acc = JSON.parse(cli(["accounts", "create", "--name", "Sessionless Co", "--tier", "growth", "--db", db]).stdout);
+    for (const name of ["one", "two"]) {
+      const k = cli(["keys", "create", "--account", acc.account_id, "--name", name, "--environment", "live", "--scopes", "benchmarks:read", "--db", db]);
+      expect(k.status, k.stderr).toBe(0);
+    }
+    const refused = cli(["keys", "create", "--account", acc.account_id, "--name", "bad", "--environment", "live", "--scopes", "nope:read", "--db", db]);
+    expect(refused.status).toBe(1);
+    const missing = cli(["keys", "create", "--account", "acc_00000000000000000000000000", "--name", "k", "--environment", "test", "--scopes", "benchmarks:read", "--db", db]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain("No account `acc_00000000000000000000000000`");
+    // The only session the account has is the one `accounts create` printed.
+    const end = cli(["accounts", "end-sessions", "--account", acc.account_id, "--db", db]);
+    expect(JSON.parse(end.stdout)).toEqual({ account_id: acc.account_id, revoked_sessions: 1 });
+  }, 120_000);
+
   it("accounts sign-in-link prints a one-time link that signs in once; accounts end-sessions ends every session", async () => {
     const acc = JSON.parse(cli(["accounts", "create", "--name", "Link Co", "--tier", "growth", "--db", db]).stdout);
     const l = cli(["accounts", "sign-in-link", "--account", acc.account_id, "--base-url", "https://console.example.com/ignored", "--db", db]);

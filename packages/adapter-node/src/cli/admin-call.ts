@@ -3,23 +3,41 @@
  * so they share every validation, event and rule with the admin and console APIs.
  */
 import type { ServiceConfig } from "@benchdata/core";
-import { cryptoRandom, randomToken, silentLogger, systemClock } from "@benchdata/core";
+import { cryptoRandom, randomToken, silentLogger, systemClock, timingSafeEqual } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import { openDb } from "./runtime.ts";
 
 /** Calls one route of the in-process app; resolves to the JSON body or throws its error detail. */
-export type Call = (method: string, path: string, body: unknown, bearer?: string) => Promise<unknown>;
+export type Call = (method: string, path: string, body: unknown) => Promise<unknown>;
 
-/** Opens the database, runs `fn` with a caller bound to an in-process app, and closes the database. */
-export async function adminCall<T>(options: { db: string; config: ServiceConfig }, fn: (call: Call) => Promise<T>): Promise<T> {
+/**
+ * Opens the database, runs `fn` with a caller bound to an in-process app, and closes the database.
+ * With `consoleAccount`, the one-time token also signs console routes in as that account: no console
+ * session is created (none to leak or outlive the command), and the account's IP allow-list, which guards
+ * sessions used over the network, does not apply to the operator's own command.
+ */
+export async function adminCall<T>(options: { db: string; config: ServiceConfig; consoleAccount?: string }, fn: (call: Call) => Promise<T>): Promise<T> {
   const storage = await openDb(options.db);
-  const adminToken = randomToken(cryptoRandom);
-  const app = createApp({ storage, clock: systemClock, random: cryptoRandom, config: options.config, logger: silentLogger, adminToken });
-  const call: Call = async (method, path, body, bearer) => {
+  const token = randomToken(cryptoRandom);
+  const bearer = `Bearer ${token}`;
+  const consoleAccount = options.consoleAccount;
+  const app = createApp({
+    storage,
+    clock: systemClock,
+    random: cryptoRandom,
+    config: options.config,
+    logger: silentLogger,
+    adminToken: token,
+    consoleAuth: (request) => {
+      const given = request.headers.get("authorization");
+      return consoleAccount !== undefined && given !== null && timingSafeEqual(given, bearer) ? consoleAccount : null;
+    },
+  });
+  const call: Call = async (method, path, body) => {
     const res = await app.fetch(
       new Request(`http://cli.invalid${path}`, {
         method,
-        headers: body === undefined ? { authorization: `Bearer ${bearer ?? adminToken}` } : { authorization: `Bearer ${bearer ?? adminToken}`, "content-type": "application/json" },
+        headers: body === undefined ? { authorization: bearer } : { authorization: bearer, "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       }),
     );

@@ -245,14 +245,11 @@ async function keysCommand(argv: string[]): Promise<number> {
   if (!environment) throw new UsageError("--environment is required (live or test)");
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
   const scopes = values.scopes!.split(",").map((s) => s.trim()).filter(Boolean);
-  const body = await adminCall({ db: dbUrl(values.db), config }, async (call) => {
-    const session = (await call("POST", `/api/v1/admin/accounts/${encodeURIComponent(values.account!)}/sessions`, {})) as { session_token: string };
-    try {
-      return await call("POST", "/api/v1/console/keys", { name: values.name, environment, scopes }, session.session_token);
-    } finally {
-      // The session existed only for this command: end it.
-      await call("POST", "/api/v1/console/sign-out", undefined, session.session_token);
-    }
+  const account = values.account!;
+  // The operator's command acts as the account in-process, without a console session (see adminCall).
+  const body = await adminCall({ db: dbUrl(values.db), config, consoleAccount: account }, async (call) => {
+    await call("GET", `/api/v1/admin/accounts/${encodeURIComponent(account)}`, undefined);
+    return call("POST", "/api/v1/console/keys", { name: values.name, environment, scopes });
   });
   out(body);
   return 0;
