@@ -51,7 +51,7 @@ export { fromBase64, generateSigningSecret, signatureHeader, signPayload, standa
 
 export type { EventData, EventDraft, EventType, WebhookDisabledReason } from "./events/events.ts";
 export { EVENT_TYPES, isEventType, serializeEvent } from "./events/events.ts";
-export { invoiceFailedEvent, invoicePaidEvent, keyCreatedEvent, keyRevokedEvent, keyRotatedEvent, quotaExhaustedEvent, quotaHeldEvent, quotaWarningEvent, webhookDisabledEvent } from "./events/builders.ts";
+export { accountResumedEvent, accountSuspendedEvent, invoiceFailedEvent, invoicePaidEvent, keyCreatedEvent, keyRevokedEvent, keyRotatedEvent, quotaExhaustedEvent, quotaHeldEvent, quotaWarningEvent, webhookDisabledEvent } from "./events/builders.ts";
 
 export type { Category, Metric, MetricDirection, MetricInfo } from "./data/catalog.ts";
 export { CATEGORIES, isCategory, isMetric, METRIC_INFO, METRICS, metricsOf, offersMetric } from "./data/catalog.ts";
@@ -108,7 +108,7 @@ export { WEBHOOK_USER_AGENT, webhookHeaders } from "./webhooks/webhook-headers.t
 export type { DeliveryNext } from "./webhooks/delivery-next-state.ts";
 export { deliveryNextState, deliveryNextStateAfterWait, parseRetryAfter } from "./webhooks/delivery-next-state.ts";
 export type { WebhookHealth } from "./webhooks/webhook-health.ts";
-export { webhookHealthAfter } from "./webhooks/webhook-health.ts";
+export { failingSinceAfterPause, webhookHealthAfter } from "./webhooks/webhook-health.ts";
 export type { AttemptContext, AttemptOutcome, AttemptTarget } from "./webhooks/attempt-webhook.ts";
 export { attemptWebhook } from "./webhooks/attempt-webhook.ts";
 export type { WorkerLoop, WorkerLoopSpec } from "./webhooks/worker-loop.ts";

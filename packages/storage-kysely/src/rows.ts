@@ -31,12 +31,26 @@ export function accountFromRow(r: Row): AccountRecord {
     limits: json<AccountRecord["limits"]>(r.limits),
     allowedCidrs: list<string>(r.allowed_cidrs),
     billing: json<AccountRecord["billing"]>(r.billing),
+    status: r.status === "suspended" ? "suspended" : "active",
+    suspendedAt: numOrNull(r.suspended_at),
+    suspendedReason: strOrNull(r.suspended_reason),
   };
 }
 
 /** The account columns of the hot-path key lookup, which come prefixed `a_`. */
 export function lookupAccountFromRow(r: Row): AccountRecord {
-  return accountFromRow({ id: r.a_id, name: r.a_name, tier: r.a_tier, created_at: r.a_created_at, limits: r.a_limits, allowed_cidrs: r.a_allowed_cidrs, billing: r.a_billing });
+  return accountFromRow({
+    id: r.a_id,
+    name: r.a_name,
+    tier: r.a_tier,
+    created_at: r.a_created_at,
+    limits: r.a_limits,
+    allowed_cidrs: r.a_allowed_cidrs,
+    billing: r.a_billing,
+    status: r.a_status,
+    suspended_at: r.a_suspended_at,
+    suspended_reason: r.a_suspended_reason,
+  });
 }
 
 /** A key row. */

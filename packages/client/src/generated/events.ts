@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   "invoice.failed",
   "quota.held",
   "webhook.disabled",
+  "account.suspended",
+  "account.resumed",
 ] as const;
 
 /** An event type. */
@@ -53,6 +55,8 @@ export interface EventData {
     reason: "gone" | "failing" | "dead_deliveries";
     disabled_at: string;
   };
+  "account.suspended": { suspended_at: string };
+  "account.resumed": { suspended_at: string; resumed_at: string };
 }
 
 /** A webhook event as delivered: the envelope and the data of its type (a union over the event types). */

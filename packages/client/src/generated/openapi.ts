@@ -3200,7 +3200,7 @@ export interface operations {
                         data: {
                             webhook_id: string;
                             url: string;
-                            events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled")[];
+                            events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed")[];
                             /** Format: date-time */
                             created_at: string;
                             /**
@@ -3233,7 +3233,7 @@ export interface operations {
                     /** @description HTTPS endpoint receiving the events. */
                     url: string;
                     /** @description Event types to receive (duplicates are ignored). */
-                    events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled")[];
+                    events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed")[];
                 };
             };
         };
@@ -3247,7 +3247,7 @@ export interface operations {
                     "application/json": {
                         webhook_id: string;
                         url: string;
-                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled")[];
+                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed")[];
                         /** Format: date-time */
                         created_at: string;
                         /**
@@ -3328,7 +3328,7 @@ export interface operations {
                     "application/json": {
                         webhook_id: string;
                         url: string;
-                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled")[];
+                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed")[];
                         /** Format: date-time */
                         created_at: string;
                         /**
@@ -3394,7 +3394,7 @@ export interface operations {
                     "application/json": {
                         webhook_id: string;
                         url: string;
-                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled")[];
+                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed")[];
                         /** Format: date-time */
                         created_at: string;
                         /**
@@ -3440,7 +3440,7 @@ export interface operations {
                             delivery_id: string;
                             event_id: string;
                             /** @enum {string} */
-                            event_type: "key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled";
+                            event_type: "key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed";
                             webhook_id: string;
                             /** @enum {string} */
                             status: "pending" | "succeeded" | "dead";
@@ -3496,7 +3496,7 @@ export interface operations {
                         delivery_id: string;
                         event_id: string;
                         /** @enum {string} */
-                        event_type: "key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled";
+                        event_type: "key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed";
                         webhook_id: string;
                         /** @enum {string} */
                         status: "pending" | "succeeded" | "dead";

@@ -123,3 +123,13 @@ export function invoiceFailedEvent(id: string, invoice: InvoiceRecord, processor
 export function webhookDisabledEvent(id: string, accountId: string, now: number, w: { webhookId: string; url: string; reason: WebhookDisabledReason }): EventDraft<"webhook.disabled"> {
   return { id, type: "webhook.disabled", accountId, createdAt: isoTime(now), data: { webhook_id: w.webhookId, url: w.url, reason: w.reason, disabled_at: isoTime(now) } };
 }
+
+/** `account.suspended`: the operator suspended the account at `now` (the operator's reason stays with the operator). */
+export function accountSuspendedEvent(id: string, accountId: string, now: number): EventDraft<"account.suspended"> {
+  return { id, type: "account.suspended", accountId, createdAt: isoTime(now), data: { suspended_at: isoTime(now) } };
+}
+
+/** `account.resumed`: the operator resumed at `now` the account suspended since `suspendedAt`. */
+export function accountResumedEvent(id: string, accountId: string, suspendedAt: number, now: number): EventDraft<"account.resumed"> {
+  return { id, type: "account.resumed", accountId, createdAt: isoTime(now), data: { suspended_at: isoTime(suspendedAt), resumed_at: isoTime(now) } };
+}

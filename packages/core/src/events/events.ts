@@ -13,6 +13,10 @@ export const EVENT_TYPES = [
   "quota.held",
   // Extension: a webhook was disabled (its receiver answered 410, or it kept failing); sent to the account's other webhooks (docs/webhooks.md).
   "webhook.disabled",
+  // Extensions: the operator suspended or resumed the account (docs/webhooks.md, "Suspended accounts"): a
+  // suspended account's deliveries wait, so both reach its webhooks once it is resumed, in that order.
+  "account.suspended",
+  "account.resumed",
 ] as const;
 
 /** An event type. */
@@ -61,6 +65,8 @@ export interface EventData {
     reason: "gone" | "failing" | "dead_deliveries";
     disabled_at: string;
   };
+  "account.suspended": { suspended_at: string };
+  "account.resumed": { suspended_at: string; resumed_at: string };
 }
 
 /** Why a webhook was disabled automatically. */

@@ -13,6 +13,8 @@ import { newId } from "../ids/new-id.ts";
 import type { EventDraft } from "../events/events.ts";
 import { serializeEvent } from "../events/events.ts";
 import {
+  accountResumedEvent,
+  accountSuspendedEvent,
   invoiceFailedEvent,
   invoicePaidEvent,
   keyCreatedEvent,
@@ -25,7 +27,7 @@ import {
 } from "../events/builders.ts";
 import type { WebhookDisabledReason } from "../events/events.ts";
 import type { WebhookHealth } from "../webhooks/webhook-health.ts";
-import { webhookHealthAfter } from "../webhooks/webhook-health.ts";
+import { failingSinceAfterPause, webhookHealthAfter } from "../webhooks/webhook-health.ts";
 import { dailyWindow, utcDay } from "../rate-limit/daily-window.ts";
 import { pendingInvoice } from "../billing/pending-invoice.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
@@ -339,7 +341,7 @@ export function createMemoryStorage(): Storage {
 
     async createAccount(account) {
       if (accounts.has(account.id)) throw new Error(`account ${account.id} exists`);
-      accounts.set(account.id, account);
+      accounts.set(account.id, { ...account, status: "active", suspendedAt: null, suspendedReason: null });
     },
     async getAccount(accountId) {
       return accounts.get(accountId) ?? null;
@@ -363,6 +365,27 @@ export function createMemoryStorage(): Storage {
         }
       }
       return next;
+    },
+    async setAccountStatus({ accountId, status, reason, now, eventId }) {
+      const a = accounts.get(accountId);
+      if (!a) return null;
+      if ((a.status ?? "active") === status) return { account: a, changed: false };
+      let next: AccountRecord;
+      if (status === "suspended") {
+        next = { ...a, status, suspendedAt: now, suspendedReason: reason ?? null };
+        insertEvent(accountSuspendedEvent(eventId, accountId, now), now);
+      } else {
+        const since = a.suspendedAt ?? now;
+        next = { ...a, status, suspendedAt: null, suspendedReason: null };
+        for (const wh of webhooks.values()) {
+          const h = wh.accountId === accountId ? webhookHealth.get(wh.id) : undefined;
+          if (h !== undefined && h.failingSince !== null) webhookHealth.set(wh.id, { ...h, failingSince: failingSinceAfterPause(h.failingSince, since, now) });
+        }
+        insertEvent(accountResumedEvent(eventId, accountId, since, now), now);
+      }
+      accounts.set(accountId, next);
+      accountVersions.set(accountId, (accountVersions.get(accountId) ?? 0) + 1);
+      return { account: next, changed: true };
     },
     async createSession(s) {
       sessions.set(s.tokenHash, { accountId: s.accountId, expiresAt: s.expiresAt });
@@ -607,7 +630,7 @@ export function createMemoryStorage(): Storage {
         if (n >= perWebhook) continue;
         const wh = webhooks.get(d.webhookId);
         const ev = events.get(d.eventId);
-        if (!wh || !ev || wh.status !== "active") continue;
+        if (!wh || !ev || wh.status !== "active" || accounts.get(d.accountId)?.status === "suspended") continue;
         inflight.set(d.webhookId, n + 1);
         d.leaseToken = leaseToken();
         d.leaseUntil = now + leaseMs;
@@ -684,7 +707,7 @@ export function createMemoryStorage(): Storage {
     async claimCharges({ now, leaseMs, limit }): Promise<ClaimedCharge[]> {
       const out: ClaimedCharge[] = [];
       const pending = [...invoices.values()]
-        .filter((i) => i.record.status === "pending" && !(i.leaseToken !== null && i.leaseUntil > now))
+        .filter((i) => i.record.status === "pending" && !(i.leaseToken !== null && i.leaseUntil > now) && accounts.get(i.record.accountId)?.status !== "suspended")
         .sort((a, b) => a.record.createdAt - b.record.createdAt);
       for (const inv of pending) {
         if (out.length >= limit) break;

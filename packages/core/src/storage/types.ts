@@ -27,6 +27,9 @@ export interface TierLimits {
   readonly blockPrice: number;
 }
 
+/** Whether an account may be used: `suspended` by the operator refuses its keys and console, and pauses its webhooks and charges. */
+export type AccountStatus = "active" | "suspended";
+
 /** An account. */
 export interface AccountRecord {
   readonly id: string;
@@ -39,6 +42,11 @@ export interface AccountRecord {
   readonly allowedCidrs: readonly string[];
   /** The payment processor's customer and saved payment method, when set by the operator. */
   readonly billing: { readonly customerRef?: string; readonly paymentMethodRef?: string };
+  /** `active` (absent when creating: accounts are created active) or `suspended` (see `Storage.setAccountStatus`). */
+  readonly status?: AccountStatus;
+  /** When the current suspension began, and the operator's note on it; null while active. */
+  readonly suspendedAt?: number | null;
+  readonly suspendedReason?: string | null;
 }
 
 /** A key as stored (never the raw key). */
@@ -362,6 +370,23 @@ export interface Storage {
     accountId: string,
     patch: { tier?: Tier; limits?: Partial<TierLimits>; allowedCidrs?: readonly string[]; billing?: AccountRecord["billing"]; dropScopes?: readonly Scope[] },
   ): Promise<AccountRecord | null>;
+  /**
+   * Suspends or resumes an account in ONE transaction: its status, and its version (see `KeyLookup.version`, so
+   * every remembered lookup of its keys is stale at once, in every process), with the event `account.suspended`
+   * or `account.resumed` and its deliveries. While suspended, the account's deliveries and charges are not
+   * claimed (they stay pending, never dead); resuming moves its webhooks' start of failing (`failing_since`)
+   * forward by the time suspended, so the pause never counts toward disabling one. Nothing is deleted. Setting the
+   * status an account already has changes and writes nothing (`changed: false`), also when two calls race.
+   * Null when no such account.
+   */
+  setAccountStatus(input: {
+    accountId: string;
+    status: AccountStatus;
+    /** The operator's note on a suspension (kept while suspended); ignored when resuming. */
+    reason?: string | null;
+    now: number;
+    eventId: string;
+  }): Promise<{ account: AccountRecord; changed: boolean } | null>;
   /** Stores a console session under its token's hash; every session expires (`expiresAt`). */
   createSession(session: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }): Promise<void>;
   /** The account of an unexpired session token hash, or null. */
@@ -433,6 +458,7 @@ export interface Storage {
   /**
    * Claims up to `limit` pending deliveries due at `now`, at most `perWebhook` per webhook at once, each under
    * a lease until `now + leaseMs`: no other claim returns them before the lease ends or they are completed.
+   * Deliveries of a suspended account are not claimed (they wait, due, until it is resumed).
    */
   claimDeliveries(input: { now: number; leaseMs: number; limit: number; perWebhook: number }): Promise<ClaimedDelivery[]>;
   /**
@@ -462,7 +488,7 @@ export interface Storage {
   retryDelivery(accountId: string, webhookId: string, deliveryId: string, now: number): Promise<DeliveryRecord | null>;
 
   // Billing.
-  /** Claims pending invoices (charges not yet sent or whose lease ran out) under a lease. */
+  /** Claims pending invoices (charges not yet sent or whose lease ran out) under a lease; a suspended account's wait. */
   claimCharges(input: { now: number; leaseMs: number; limit: number }): Promise<ClaimedCharge[]>;
   /**
    * Settles a claimed charge in one transaction: the invoice's status and processor reference, the quota

@@ -29,3 +29,12 @@ export function webhookHealthAfter(
   else if (policy.disableAfterDead > 0 && deadStreak >= policy.disableAfterDead) disable = "dead_deliveries";
   return { failingSince, deadStreak, disable };
 }
+
+/**
+ * The start of a run of failures once its account, suspended at `suspendedAt`, is resumed at `now`: moved
+ * forward by the time suspended (no attempt is made meanwhile, so the pause must not count toward
+ * `disableAfterMs`), never past `now`.
+ */
+export function failingSinceAfterPause(failingSince: number | null, suspendedAt: number, now: number): number | null {
+  return failingSince === null ? null : Math.min(failingSince + Math.max(0, now - suspendedAt), now);
+}

@@ -1122,6 +1122,14 @@ ALTER TABLE deliveries ADD COLUMN dead_reason text;
 CREATE INDEX deliveries_pending_by_webhook ON deliveries (webhook_id, seq) WHERE status = 'pending';
 `;
 
+// Suspended accounts (issue 13): a suspended account's keys and console are refused, its deliveries and charges
+// wait. The status lives on the account row, so a change moves its version (the trigger above) like any update.
+const ACCOUNT_STATUS = `
+ALTER TABLE accounts ADD COLUMN status text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'suspended'));
+ALTER TABLE accounts ADD COLUMN suspended_at bigint;
+ALTER TABLE accounts ADD COLUMN suspended_reason text;
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
   { version: 2, name: "admit and outbox functions", sql: FUNCTIONS },
@@ -1135,4 +1143,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 13, name: "sessions end: sign-out, revocation, a maximum lifetime; one-time sign-in links; daily usage history", sql: SESSIONS_END },
   { version: 14, name: "admission logs in fixed-size chunks: an admission's cost no longer grows with the key's window", sql: WINDOW_CHUNKS + FUNCTIONS },
   { version: 16, name: "webhooks receivers steer and operators recover: status, failure history, dead reasons, secret rotation", sql: WEBHOOK_STEERING + FUNCTIONS },
+  { version: 17, name: "suspended accounts: status, when and why", sql: ACCOUNT_STATUS },
 ];

@@ -33,6 +33,8 @@ import type {
   WebhookRecord,
 } from "@benchdata/core";
 import {
+  accountResumedEvent,
+  accountSuspendedEvent,
   invoiceFailedEvent,
   invoicePaidEvent,
   keyCreatedEvent,
@@ -300,7 +302,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         `SELECT h.hash, h.retired,
                 k.id, k.account_id, k.name, k.environment, k.scopes, k.prefix, k.is_active, k.created_at, k.rotated_at, k.revoked_at,
                 a.id AS a_id, a.name AS a_name, a.tier AS a_tier, a.created_at AS a_created_at, a.limits AS a_limits,
-                a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing, a.version AS a_version
+                a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing, a.version AS a_version,
+                a.status AS a_status, a.suspended_at AS a_suspended_at, a.suspended_reason AS a_suspended_reason
          FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
          WHERE h.hash = ANY ($1::text[])`,
         [hashes],
@@ -515,6 +518,30 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       );
       return r ? accountFromRow(r) : null;
     },
+    async setAccountStatus({ accountId, status, reason, now, eventId }) {
+      return tx(async (trx) => {
+        // The row lock orders racing changes: the second sees the first's status and changes nothing.
+        const before = await one(trx, sql`SELECT * FROM accounts WHERE id = ${accountId} FOR UPDATE`);
+        if (!before) return null;
+        if ((before.status === "suspended" ? "suspended" : "active") === status) return { account: accountFromRow(before), changed: false };
+        const suspending = status === "suspended";
+        // The version trigger moves the account's version with its status: remembered lookups are stale at once.
+        const after = (await one(
+          trx,
+          sql`UPDATE accounts SET status = ${status}, suspended_at = ${suspending ? now : null}::bigint, suspended_reason = ${suspending ? (reason ?? null) : null}::text
+              WHERE id = ${accountId} RETURNING *`,
+        ))!;
+        if (suspending) await insertEvent(trx, accountSuspendedEvent(eventId, accountId, now), now);
+        else {
+          const since = numOrNull(before.suspended_at) ?? now;
+          // core's failingSinceAfterPause: the suspension does not count toward disabling a failing webhook.
+          await sql`UPDATE webhooks SET failing_since = least(failing_since + greatest(0, ${now}::bigint - ${since}::bigint), ${now}::bigint)
+                    WHERE account_id = ${accountId} AND failing_since IS NOT NULL`.execute(trx);
+          await insertEvent(trx, accountResumedEvent(eventId, accountId, since, now), now);
+        }
+        return { account: accountFromRow(after), changed: true };
+      });
+    },
     async createSession(s) {
       await sql`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (${s.tokenHash}, ${s.accountId}, ${s.createdAt}::bigint, ${s.expiresAt}::bigint)
                 ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`.execute(db);
@@ -703,8 +730,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         const locked = await all<{ webhook_id: string }>(
           trx,
           sql`SELECT w.webhook_id FROM (
-                SELECT DISTINCT webhook_id FROM deliveries
-                WHERE status = 'pending' AND next_attempt_at <= ${now}::bigint AND (lease_token IS NULL OR lease_until <= ${now}::bigint)
+                SELECT DISTINCT d.webhook_id FROM deliveries d JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
+                WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint AND (d.lease_token IS NULL OR d.lease_until <= ${now}::bigint)
               ) w
               WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}::integer, hashtext(w.webhook_id))`,
         );
@@ -723,6 +750,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                 SELECT d.id, d.webhook_id, d.next_attempt_at, d.seq,
                        row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.seq) AS rn
                 FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.status = 'active' JOIN events e ON e.id = d.event_id
+                  JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
                 WHERE d.webhook_id = ANY (${locked.map((l) => l.webhook_id)}::text[])
                   AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint AND (d.lease_token IS NULL OR d.lease_until <= ${now}::bigint)
               ),
@@ -833,9 +861,10 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         sql`UPDATE invoices i SET lease_token = gen_random_uuid()::text, lease_until = ${now}::bigint + ${leaseMs}::bigint
             FROM accounts a
             WHERE a.id = i.account_id AND i.id IN (
-              SELECT id FROM invoices
-              WHERE status = 'pending' AND (lease_token IS NULL OR lease_until <= ${now}::bigint)
-              ORDER BY created_at, id
+              -- A suspended account's charges wait (pending) until it is resumed.
+              SELECT p.id FROM invoices p JOIN accounts pa ON pa.id = p.account_id AND pa.status = 'active'
+              WHERE p.status = 'pending' AND (p.lease_token IS NULL OR p.lease_until <= ${now}::bigint)
+              ORDER BY p.created_at, p.id
               LIMIT ${limit}::integer
               FOR UPDATE SKIP LOCKED)
             RETURNING i.*, row_to_json(a.*) AS account`,

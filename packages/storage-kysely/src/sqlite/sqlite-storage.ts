@@ -39,6 +39,8 @@ import type {
   WindowInfo,
 } from "@benchdata/core";
 import {
+  accountResumedEvent,
+  accountSuspendedEvent,
   allowance,
   billingPeriod,
   cryptoRandom,
@@ -425,6 +427,29 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return accountFromRow(r);
   });
 
+  const setAccountStatusTx = immediate((input: Parameters<Storage["setAccountStatus"]>[0]): { account: AccountRecord; changed: boolean } | null => {
+    const { accountId, status, now, eventId } = input;
+    const before = q("SELECT * FROM accounts WHERE id = ?").get(accountId) as Row | undefined;
+    if (!before) return null;
+    if ((before.status === "suspended" ? "suspended" : "active") === status) return { account: accountFromRow(before), changed: false };
+    // The version trigger moves the account's version with its status: remembered lookups are stale at once.
+    const suspending = status === "suspended";
+    const after = q("UPDATE accounts SET status = ?, suspended_at = ?, suspended_reason = ? WHERE id = ? RETURNING *").get(
+      status,
+      suspending ? now : null,
+      suspending ? (input.reason ?? null) : null,
+      accountId,
+    ) as Row;
+    if (suspending) insertEvent(accountSuspendedEvent(eventId, accountId, now), now);
+    else {
+      const since = numOrNull(before.suspended_at) ?? now;
+      // core's failingSinceAfterPause: the suspension does not count toward disabling a failing webhook.
+      q("UPDATE webhooks SET failing_since = min(failing_since + max(0, ? - ?), ?) WHERE account_id = ? AND failing_since IS NOT NULL").run(now, since, now, accountId);
+      insertEvent(accountResumedEvent(eventId, accountId, since, now), now);
+    }
+    return { account: accountFromRow(after), changed: true };
+  });
+
   const rotateKeyTx = immediate((accountId: string, keyId: string, newHash: string, newPrefix: string, now: number, eventId: string, scopes: string | null): ApiKeyRecord | null => {
     const row = q("UPDATE api_keys SET prefix = ?, rotated_at = ?, scopes = coalesce(?, scopes) WHERE id = ? AND account_id = ? AND is_active = 1 RETURNING *").get(newPrefix, now, scopes, keyId, accountId) as
       | Row
@@ -482,6 +507,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     }
     const due = q(`SELECT d.id, d.event_id, d.webhook_id, d.account_id, d.attempts, e.type, e.body, e.created_at AS event_created_at, w.url, w.secret
                    FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id AND w.status = 'active'
+                     JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
                    WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND NOT (d.lease_token IS NOT NULL AND d.lease_until > @now)
                    ORDER BY d.next_attempt_at, d.seq`);
     const picked: Row[] = [];
@@ -574,8 +600,10 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   });
 
   const claimChargesTx = immediate((now: number, leaseMs: number, limit: number): ClaimedCharge[] => {
-    const rows = q(`SELECT * FROM invoices WHERE status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > ?)
-                    ORDER BY created_at, id LIMIT ?`).all(now, limit) as Row[];
+    // A suspended account's charges wait (pending) until it is resumed.
+    const rows = q(`SELECT i.* FROM invoices i JOIN accounts a ON a.id = i.account_id AND a.status = 'active'
+                    WHERE i.status = 'pending' AND NOT (i.lease_token IS NOT NULL AND i.lease_until > ?)
+                    ORDER BY i.created_at, i.id LIMIT ?`).all(now, limit) as Row[];
     const out: ClaimedCharge[] = [];
     for (const r of rows) {
       const acc = q("SELECT * FROM accounts WHERE id = ?").get(r.account_id) as Row | undefined;
@@ -733,6 +761,9 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     async updateAccount(accountId, patch) {
       return updateAccountTx(accountId, patch);
     },
+    async setAccountStatus(input) {
+      return setAccountStatusTx(input);
+    },
     async createSession(s) {
       q(`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`).run(s.tokenHash, s.accountId, s.createdAt, s.expiresAt);
@@ -773,7 +804,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       const r = q(`SELECT h.retired,
                      k.id, k.account_id, k.name, k.environment, k.scopes, k.prefix, k.is_active, k.created_at, k.rotated_at, k.revoked_at,
                      a.id AS a_id, a.name AS a_name, a.tier AS a_tier, a.created_at AS a_created_at, a.limits AS a_limits,
-                     a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing, a.version AS a_version
+                     a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing, a.version AS a_version,
+                     a.status AS a_status, a.suspended_at AS a_suspended_at, a.suspended_reason AS a_suspended_reason
                    FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
                    WHERE h.hash = ?`).get(hash) as Row | undefined;
       if (!r) return null;
