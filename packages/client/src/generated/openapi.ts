@@ -49,7 +49,7 @@ export interface paths {
         };
         /**
          * Histogram of a metric
-         * @description Equal-width buckets from the sample's minimum to its maximum, each half-open except the last, which is closed (numpy.histogram). `pct` is the bucket's share of the sample in percent. `stats.std_dev` is the population standard deviation. Uses the latest quarter unless `period` is given.
+         * @description Equal-width buckets from the sample's minimum to its maximum, each half-open except the last, which is closed (numpy.histogram). `pct` is the bucket's share of the sample in percent. `stats.std_dev` is the population standard deviation. Uses the latest period with data (quarterly or monthly; a quarter before the month it ends with) unless `period` is given.
          */
         get: operations["getDistribution"];
         put?: never;
@@ -89,7 +89,7 @@ export interface paths {
         };
         /**
          * Segments of a category
-         * @description The segments with data for the category in one period (default: the latest quarter with data), each with its sample size (distinct businesses in its largest published metric cell, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.
+         * @description The segments with data for the category in one period (default: the latest period with data, quarterly or monthly), each with its sample size (distinct businesses in its largest published metric cell, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.
          */
         get: operations["listSegments"];
         put?: never;
@@ -109,7 +109,7 @@ export interface paths {
         };
         /**
          * A metric broken down by segment
-         * @description The percentile set and sample size of one metric for the whole category (`all`, first) and each of its segments with data, in one period (default: the latest quarter with data). A segment below the publication minimum, or withheld so that it cannot be derived by subtraction (complementary suppression), is listed with `withheld: true`, its `withheld_reason`, and `sample_size` and `percentiles` null. When nothing is published, the answer is 404 `data.insufficient_sample`.
+         * @description The percentile set and sample size of one metric for the whole category (`all`, first) and each of its segments with data, in one period (default: the latest period with data, quarterly or monthly). A segment below the publication minimum, or withheld so that it cannot be derived by subtraction (complementary suppression), is listed with `withheld: true`, its `withheld_reason`, and `sample_size` and `percentiles` null. When nothing is published, the answer is 404 `data.insufficient_sample`.
          */
         get: operations["getSegmentBreakdown"];
         put?: never;
@@ -1038,7 +1038,7 @@ export interface operations {
                 value: number;
                 /** @description Sub-segment filter; omitted means `all` (every segment aggregated). */
                 segment?: string;
-                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest quarter with data. */
+                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest period with data, quarterly or monthly (a quarter and the month it ends with: the quarter). */
                 period?: string;
             };
             header?: never;
@@ -1170,7 +1170,7 @@ export interface operations {
                 buckets?: number;
                 /** @description Sub-segment filter; omitted means `all` (every segment aggregated). */
                 segment?: string;
-                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest quarter with data. */
+                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest period with data, quarterly or monthly (a quarter and the month it ends with: the quarter). */
                 period?: string;
             };
             header?: never;
@@ -1433,7 +1433,7 @@ export interface operations {
             query: {
                 /** @description Business category. */
                 category: "ecommerce" | "saas" | "marketplace" | "retail" | "fintech" | "food_beverage" | "health_wellness";
-                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest quarter with data. */
+                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest period with data, quarterly or monthly (a quarter and the month it ends with: the quarter). */
                 period?: string;
             };
             header?: never;
@@ -1559,7 +1559,7 @@ export interface operations {
                 category: "ecommerce" | "saas" | "marketplace" | "retail" | "fintech" | "food_beverage" | "health_wellness";
                 /** @description Metric key. */
                 metric: "gross_margin" | "revenue_growth" | "net_revenue_retention" | "customer_ltv" | "customer_acquisition_cost" | "ltv_cac_ratio" | "churn_rate" | "cart_abandon_rate" | "average_order_value" | "refund_rate" | "repeat_purchase_rate" | "gmv_growth" | "take_rate" | "burn_multiple";
-                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest quarter with data. */
+                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest period with data, quarterly or monthly (a quarter and the month it ends with: the quarter). */
                 period?: string;
             };
             header?: never;
@@ -1980,7 +1980,7 @@ export interface operations {
             query: {
                 /** @description The merchant's identifier, as posted with its snapshots (1 to 128 characters). */
                 merchant_id: string;
-                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest quarter with data. */
+                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the merchant's latest snapshot. */
                 period?: string;
             };
             header?: never;
@@ -2137,7 +2137,7 @@ export interface operations {
             query: {
                 /** @description The merchant's identifier, as posted with its snapshots (1 to 128 characters). */
                 merchant_id: string;
-                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest quarter with data. */
+                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the merchant's latest snapshot. */
                 period?: string;
             };
             header?: never;
@@ -2275,7 +2275,7 @@ export interface operations {
             query: {
                 /** @description The merchant's identifier, as posted with its snapshots (1 to 128 characters). */
                 merchant_id: string;
-                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest quarter with data. */
+                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the merchant's latest snapshot. */
                 period?: string;
             };
             header?: never;
@@ -2430,7 +2430,7 @@ export interface operations {
             query: {
                 /** @description The merchant's identifier, as posted with its snapshots (1 to 128 characters). */
                 merchant_id: string;
-                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest quarter with data. */
+                /** @description Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the merchant's latest snapshot. */
                 period?: string;
             };
             header?: never;

@@ -242,7 +242,7 @@ describe("live data and the publication minimum", () => {
   async function liveKit() {
     const lk = kit();
     const { session } = await lk.account();
-    const live = await lk.key(session, "live");
+    const live = await lk.key(session, "live", ["benchmarks:read", "segments:read"]);
     return { lk, live: live.raw };
   }
 
@@ -287,6 +287,40 @@ describe("live data and the publication minimum", () => {
       expect([r.status, r.body.code], path).toEqual([404, "data.insufficient_sample"]);
       expect(r.body.detail).toContain("30");
     }
+  });
+
+  it("default period: the latest with data, a month when there is no quarter (CONTRACT); /benchmarks' quarter default says months exist", async () => {
+    const { lk, live } = await liveKit();
+    await lk.publish("fintech", "all", "2025-11", "gross_margin", spread(40, 0.2, 0.6));
+    await lk.publish("fintech", "all", "2025-12", "gross_margin", spread(40, 0.3, 0.7));
+    const p = await lk.data(live, "/benchmarks/percentile?category=fintech&metric=gross_margin&value=0.4");
+    expect([p.status, p.body.period]).toEqual([200, "2025-12"]);
+    for (const path of ["/benchmarks/distribution?category=fintech&metric=gross_margin", "/segments?category=fintech", "/segments/breakdown?category=fintech&metric=gross_margin"]) {
+      const r = await lk.data(live, path);
+      expect([r.status, r.body.period], path).toEqual([200, "2025-12"]);
+    }
+    // The spec fixes /benchmarks' default as the latest quarter: still a 404, but one that does not claim there is no data.
+    const b = await lk.data(live, "/benchmarks?category=fintech");
+    expect([b.status, b.body.code]).toEqual([404, "data.not_found"]);
+    expect(b.body.detail).toBe("No quarterly benchmark data for fintech (all segments). It has monthly data (the latest: 2025-12); ask with `period=2025-12`.");
+    expect((await lk.data(live, "/benchmarks?category=fintech&period=2025-12")).body).toMatchObject({ period: "2025-12", sample_size: 40 });
+    const h = await lk.data(live, "/benchmarks/history?category=fintech&metric=gross_margin");
+    expect([h.status, h.body.detail]).toEqual([404, "No quarterly benchmark data for fintech (all segments). It has monthly data (the latest: 2025-12); ask with `granularity=monthly`."]);
+    // A period asked for without data names the latest one that has some.
+    const q = await lk.data(live, "/benchmarks/percentile?category=fintech&metric=gross_margin&value=0.4&period=2025-Q4");
+    expect([q.status, q.body.detail]).toEqual([404, "No benchmark data for fintech (all segments) in 2025-Q4. The latest period with data is 2025-12."]);
+  });
+
+  it("default period: the one ending last; a quarter and the month it ends with end together, and the quarter wins", async () => {
+    const { lk, live } = await liveKit();
+    await lk.publish("fintech", "all", "2025-Q4", "gross_margin", spread(40, 0.2, 0.6));
+    await lk.publish("fintech", "all", "2025-12", "gross_margin", spread(40, 0.3, 0.7));
+    expect((await lk.data(live, "/benchmarks/percentile?category=fintech&metric=gross_margin&value=0.4")).body.period).toBe("2025-Q4");
+    await lk.publish("fintech", "all", "2026-01", "gross_margin", spread(40, 0.3, 0.7));
+    expect((await lk.data(live, "/benchmarks/percentile?category=fintech&metric=gross_margin&value=0.4")).body.period).toBe("2026-01");
+    expect((await lk.data(live, "/benchmarks/distribution?category=fintech&metric=gross_margin")).body.period).toBe("2026-01");
+    // /benchmarks keeps the spec's latest quarter.
+    expect((await lk.data(live, "/benchmarks?category=fintech")).body.period).toBe("2025-Q4");
   });
 
   it("history leaves out periods below the minimum", async () => {

@@ -4,12 +4,12 @@ import { isoTime } from "../../clock/clock.ts";
 import { metricsOf } from "../../data/catalog.ts";
 import { okJson } from "../reply.ts";
 import { cellPercentilesJson } from "./cell-summary.ts";
-import { insufficientSample, noData, resolvePeriod } from "./cell-lookup.ts";
+import { insufficientSample, noData, resolveQuarter } from "./cell-lookup.ts";
 import { defineDataEndpoint, segmentOf } from "./data-endpoint.ts";
 import { withheldReasons } from "./publication.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
 import { PercentileSetSchema, Timestamp } from "./doc-schemas.ts";
-import { categoryParam, periodParam, segmentParam } from "./query-params.ts";
+import { categoryParam, quarterDefaultPeriodParam, segmentParam } from "./query-params.ts";
 
 /** GET /benchmarks. `sample_size` is the largest sample among the metrics included. */
 export const benchmarksEndpoint = defineDataEndpoint({
@@ -18,7 +18,7 @@ export const benchmarksEndpoint = defineDataEndpoint({
   summary: "Aggregate percentiles of every metric of a category",
   description:
     "Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` is the largest sample among the metrics included.",
-  query: v.object({ category: categoryParam, segment: v.optional(segmentParam), period: v.optional(periodParam) }),
+  query: v.object({ category: categoryParam, segment: v.optional(segmentParam), period: v.optional(quarterDefaultPeriodParam) }),
   response: v.object({
     category: v.string(),
     segment: v.string(),
@@ -30,7 +30,7 @@ export const benchmarksEndpoint = defineDataEndpoint({
   errors: [404, 422],
   async handle({ query, source, app, now }) {
     const segment = segmentOf(query.segment);
-    const period = await resolvePeriod(source, query.category, segment, query.period);
+    const period = await resolveQuarter(source, query.category, segment, query.period);
     const wanted = metricsOf(query.category);
     const cells = await source.cells(query.category, segment, period, wanted);
     if (cells.size === 0) return noData(source, query.category, segment, period);

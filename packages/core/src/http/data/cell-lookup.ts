@@ -3,27 +3,77 @@ import type { Category, Metric } from "../../data/catalog.ts";
 import { metricsOf, offersMetric } from "../../data/catalog.ts";
 import type { BenchmarkSource, Cell } from "../../data/source.ts";
 import { ALL_SEGMENTS } from "../../data/source.ts";
+import type { Granularity } from "../../data/period.ts";
+import { parsePeriod, periodDates } from "../../data/period.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
 import { cellName } from "./data-endpoint.ts";
 import { withheldReason } from "./publication.ts";
 
-/** 404 `data.not_found`; for an unknown segment the detail lists the category's segments. */
-export async function noData(source: BenchmarkSource, category: Category, segment: string, period: string | null): Promise<never> {
+/**
+ * 404 `data.not_found`. The detail helps the caller on: for an unknown segment it lists the category's segments;
+ * for a period without data it names the latest period with data; `suggest` says what to ask for when the default
+ * (a quarter, where the spec fixes one) finds nothing but data of the other granularity exists.
+ */
+export async function noData(source: BenchmarkSource, category: Category, segment: string, period: string | null, suggest?: NoDataSuggestion): Promise<never> {
   let hint = "";
   if (segment !== ALL_SEGMENTS) {
     const segments = await source.segments(category);
     if (!segments.includes(segment)) hint = segments.length > 0 ? ` Segments with data: ${segments.join(", ")}.` : " The category has no segments with data.";
   }
+  let what = "benchmark data";
+  if (hint === "" && suggest !== undefined) {
+    what = `${suggest.granularity} benchmark data`;
+    const other: Granularity = suggest.granularity === "quarterly" ? "monthly" : "quarterly";
+    const latest = await source.latestPeriod(category, segment, other);
+    if (latest !== null) hint = ` It has ${other} data (the latest: ${latest}); ask with \`${suggest.ask(latest)}\`.`;
+  } else if (hint === "" && period !== null) {
+    const latest = await latestPeriodWithData(source, category, segment);
+    if (latest !== null) hint = ` The latest period with data is ${latest}.`;
+  }
   const where = period === null ? "" : ` in ${period}`;
-  throw new ServiceError(404, "data.not_found", `No benchmark data for ${cellName(category, segment)}${where}.${hint}`);
+  throw new ServiceError(404, "data.not_found", `No ${what} for ${cellName(category, segment)}${where}.${hint}`);
 }
 
-/** The requested period, or the latest quarter with data for the category and segment. */
+/** What a 404 suggests when an endpoint's default granularity has no data: the granularity looked for, and the query to try instead. */
+export interface NoDataSuggestion {
+  readonly granularity: Granularity;
+  ask(latestOfOther: string): string;
+}
+
+/** The last day of a period, `YYYY-MM-DD` (sorts as text). */
+function endOf(period: string): string {
+  const p = parsePeriod(period);
+  return p === null ? "" : periodDates(p).end;
+}
+
+/**
+ * The latest period with data for the category and segment, of either granularity: the one that ends last; a
+ * quarter and the month it ends with end together, and then the quarter wins (the larger sample, and the
+ * granularity the spec defaults to). Null when there is no data at all.
+ */
+export async function latestPeriodWithData(source: BenchmarkSource, category: Category, segment: string): Promise<string | null> {
+  const [quarter, month] = await Promise.all([source.latestPeriod(category, segment, "quarterly"), source.latestPeriod(category, segment, "monthly")]);
+  if (quarter === null || month === null) return quarter ?? month;
+  return endOf(month) > endOf(quarter) ? month : quarter;
+}
+
+/** The requested period, or the latest period with data for the category and segment (CONTRACT: "the latest with data"). */
 export async function resolvePeriod(source: BenchmarkSource, category: Category, segment: string, period: string | undefined): Promise<string> {
   if (period !== undefined) return period;
-  const latest = await source.latestPeriod(category, segment, "quarterly");
+  const latest = await latestPeriodWithData(source, category, segment);
   if (latest === null) return noData(source, category, segment, null);
+  return latest;
+}
+
+/**
+ * The requested period, or the latest quarter with data (the spec's default for `/benchmarks`). With no quarter
+ * but months, the 404 says so and names the latest month to ask for.
+ */
+export async function resolveQuarter(source: BenchmarkSource, category: Category, segment: string, period: string | undefined): Promise<string> {
+  if (period !== undefined) return period;
+  const latest = await source.latestPeriod(category, segment, "quarterly");
+  if (latest === null) return noData(source, category, segment, null, { granularity: "quarterly", ask: (month) => `period=${month}` });
   return latest;
 }
 

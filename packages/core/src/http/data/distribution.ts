@@ -16,7 +16,7 @@ export const distributionEndpoint = defineDataEndpoint({
   operationId: "getDistribution",
   summary: "Histogram of a metric",
   description:
-    "Equal-width buckets from the sample's minimum to its maximum, each half-open except the last, which is closed (numpy.histogram). `pct` is the bucket's share of the sample in percent. `stats.std_dev` is the population standard deviation. Uses the latest quarter unless `period` is given.",
+    "Equal-width buckets from the sample's minimum to its maximum, each half-open except the last, which is closed (numpy.histogram). `pct` is the bucket's share of the sample in percent. `stats.std_dev` is the population standard deviation. Uses the latest period with data (quarterly or monthly; a quarter before the month it ends with) unless `period` is given.",
   query: v.object({
     category: categoryParam,
     metric: metricParam,

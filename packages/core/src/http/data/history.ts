@@ -36,7 +36,9 @@ export const historyEndpoint = defineDataEndpoint({
     assertOffered(category, metric);
     const segment = segmentOf(query.segment);
     const list = await source.recentPeriods(category, segment, metric, granularity, periods);
-    if (list.length === 0) return noData(source, category, segment, null);
+    if (list.length === 0) {
+      return noData(source, category, segment, null, { granularity, ask: () => `granularity=${granularity === "quarterly" ? "monthly" : "quarterly"}` });
+    }
     const found = await Promise.all(list.map((p) => source.cells(category, segment, p, [metric])));
     const minimum = app.config.data.minSampleSize;
     const reasons = await Promise.all(

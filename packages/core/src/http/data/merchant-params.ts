@@ -2,7 +2,7 @@
 import * as v from "valibot";
 import { isMerchantId, MERCHANT_ID_MAX } from "../../merchant/merchant-id.ts";
 import { param } from "../query.ts";
-import { periodParam } from "./query-params.ts";
+import { snapshotPeriodParam } from "./query-params.ts";
 
 /** `merchant_id`: the account's own identifier of a merchant, as given when its snapshots were posted. */
 export const merchantIdParam = param(
@@ -23,5 +23,5 @@ export const snapshotIdParam = param(
 /** The query of the merchant analyses (compare, insights, score, report): the merchant, and optionally its snapshot's period. */
 export const MerchantQuery = v.object({
   merchant_id: merchantIdParam,
-  period: v.optional(periodParam),
+  period: v.optional(snapshotPeriodParam),
 });

@@ -22,11 +22,22 @@ export const segmentParam = param(
   { expect: "must be a segment name of 1 to 100 characters" },
 );
 
-/** `period`: `YYYY-Qn` (quarter) or `YYYY-MM` (month). */
-export const periodParam = param(
-  v.pipe(v.string(), v.regex(/^\d{4}-(Q[1-4]|0[1-9]|1[0-2])$/), v.description("Period, quarterly `YYYY-Qn` or monthly `YYYY-MM`; default: the latest quarter with data.")),
-  { expect: "must be a period `YYYY-Qn` or `YYYY-MM`" },
-);
+const PERIOD = /^\d{4}-(Q[1-4]|0[1-9]|1[0-2])$/;
+
+function periodWithDefault(defaultText: string): v.GenericSchema<string, string> {
+  return param(v.pipe(v.string(), v.regex(PERIOD), v.description(`Period, quarterly \`YYYY-Qn\` or monthly \`YYYY-MM\`; default: ${defaultText}.`)), {
+    expect: "must be a period `YYYY-Qn` or `YYYY-MM`",
+  });
+}
+
+/** `period`: `YYYY-Qn` (quarter) or `YYYY-MM` (month); omitted, the latest period with data (CONTRACT). */
+export const periodParam = periodWithDefault("the latest period with data, quarterly or monthly (a quarter and the month it ends with: the quarter)");
+
+/** `period` of `/benchmarks`, whose default the spec fixes as the latest quarter. */
+export const quarterDefaultPeriodParam = periodWithDefault("the latest quarter with data");
+
+/** `period` of the merchant analyses: which snapshot to analyse. */
+export const snapshotPeriodParam = periodWithDefault("the merchant's latest snapshot");
 
 /** `value`: a finite decimal number. */
 export const valueParam = param(

@@ -27,7 +27,7 @@ export const segmentBreakdownEndpoint = defineDataEndpoint({
   operationId: "getSegmentBreakdown",
   summary: "A metric broken down by segment",
   description:
-    "The percentile set and sample size of one metric for the whole category (`all`, first) and each of its segments with data, in one period (default: the latest quarter with data). A segment below the publication minimum, or withheld so that it cannot be derived by subtraction (complementary suppression), is listed with `withheld: true`, its `withheld_reason`, and `sample_size` and `percentiles` null. When nothing is published, the answer is 404 `data.insufficient_sample`.",
+    "The percentile set and sample size of one metric for the whole category (`all`, first) and each of its segments with data, in one period (default: the latest period with data, quarterly or monthly). A segment below the publication minimum, or withheld so that it cannot be derived by subtraction (complementary suppression), is listed with `withheld: true`, its `withheld_reason`, and `sample_size` and `percentiles` null. When nothing is published, the answer is 404 `data.insufficient_sample`.",
   query: v.object({ category: categoryParam, metric: metricParam, period: v.optional(periodParam) }),
   response: v.object({
     category: v.string(),

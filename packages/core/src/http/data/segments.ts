@@ -20,7 +20,7 @@ export const segmentsEndpoint = defineDataEndpoint({
   operationId: "listSegments",
   summary: "Segments of a category",
   description:
-    "The segments with data for the category in one period (default: the latest quarter with data), each with its sample size (distinct businesses in its largest published metric cell, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.",
+    "The segments with data for the category in one period (default: the latest period with data, quarterly or monthly), each with its sample size (distinct businesses in its largest published metric cell, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.",
   query: v.object({ category: categoryParam, period: v.optional(periodParam) }),
   response: v.object({
     category: v.string(),
