@@ -17,9 +17,10 @@
  *
  *   npm run bench                 full: 5 rounds × 5 s (+1 s warm-up) per target, ~8 min
  *   npm run bench -- --quick      3 rounds × 2 s (+1 s warm-up), ~3 min
- *   npm run bench -- --profile    memory store, hot shape, under `node --cpu-prof`: where a request's µs go
- *   npm run bench -- --instructions [--shape=hot|spread] [--requests=N]
- *                                 the floor and memory serve under callgrind: instructions per request (robust on a
+ *   npm run bench -- --profile [--store=memory|sqlite] [--shape=hot|spread]
+ *                                 serve (memory by default), under `node --cpu-prof`: where a request's µs go
+ *   npm run bench -- --instructions [--store=memory|sqlite] [--shape=hot|spread] [--requests=N]
+ *                                 the floor and serve (memory by default) under callgrind: instructions per request (robust on a
  *                                 shared machine) and the functions they go to, JIT code named via --perf-basic-prof
  *   --stores=memory,sqlite,postgres   --rounds=N   --seconds=N   --warmup=N   --connections=N
  *   BENCH_SOURCE_NOTE="…"         a line for the report; BENCH_NO_BUILD=1 skips the stale-build check
@@ -427,10 +428,18 @@ function machine(): Report["machine"] {
 
 // ---- profile mode ---------------------------------------------------------------------------------------
 
+/** The store `--profile` and `--instructions` look at: `--store=memory` (the default) or `--store=sqlite` (a temp file). */
+function measuredStore(tmp: string, mode: string): { store: Store; db: string } {
+  const store = (process.argv.find((a) => a.startsWith("--store="))?.slice(8) ?? "memory") as Store;
+  if (store !== "memory" && store !== "sqlite") throw new Error(`${mode} measures memory or sqlite, not ${store}`);
+  return { store, db: store === "memory" ? "memory:" : `sqlite:${join(tmp, `${mode.slice(2)}.db`)}` };
+}
+
 async function profile(set: Settings, tmp: string, generator: LoadProcess): Promise<void> {
   const dir = join(tmp, "profile");
   mkdirSync(dir);
-  const s = await startStore("memory", "memory:", tmp, { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "250"] });
+  const { store, db } = measuredStore(tmp, "--profile");
+  const s = await startStore(store, db, tmp, { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "250"] });
   const shape = (process.argv.find((a) => a.startsWith("--shape="))?.slice(8) ?? "hot") as Shape;
   const hot = targetsOf(s).find((t) => t.shape === shape);
   if (hot === undefined) throw new Error(`no shape ${shape}`);
@@ -452,7 +461,7 @@ async function profile(set: Settings, tmp: string, generator: LoadProcess): Prom
   log(`${clock()} profile: ${parsed.samples.length} samples from ${parsed.startTime} to ${parsed.endTime} µs; load from ${from} to ${to}`);
   const breakdown = requestBreakdown(parsed, { from, to, requests: r.total, cpuMicrosPerRequest: cpuPerRequest });
   const text =
-    `# Where a request's CPU goes: benchdata serve --db memory:, ${shape} shape (${new Date().toISOString()}, load ${load()})\n\n` +
+    `# Where a request's CPU goes: benchdata serve --db ${store}, ${shape} shape (${new Date().toISOString()}, load ${load()})\n\n` +
     `${Math.round(r.requestsPerSecond)} req/s under the profiler (250 µs sampling), ${fmt(cpuPerRequest, 1)} µs server CPU per request (from /proc), ` +
     `${r.non2xx + r.errors} of ${r.total.toLocaleString("en")} answers not 2xx. ` +
     `Samples taken during the measured ${seconds} s only.\n\n` +
@@ -526,13 +535,14 @@ async function instructions(set: Settings, tmp: string, generator: LoadProcess):
   const shape = (process.argv.find((a) => a.startsWith("--shape="))?.slice(8) ?? "spread") as Shape;
   const startedAt = Date.now();
   // --perf-basic-prof: V8 writes /tmp/perf-<pid>.map, which names the JIT code callgrind sees only as addresses.
-  const s = await startStore("memory", "memory:", tmp, { wrapper, nodeArgs: ["--perf-basic-prof", "--no-logfile-per-isolate", `--logfile=${join(dir, "v8.log")}`] });
+  const { store, db } = measuredStore(tmp, "--instructions");
+  const s = await startStore(store, db, tmp, { wrapper, nodeArgs: ["--perf-basic-prof", "--no-logfile-per-isolate", `--logfile=${join(dir, "v8.log")}`] });
   let served: number;
   let top = "";
   try {
     const target = targetsOf(s).find((t) => t.shape === shape) as Target;
-    served = await measureOne(`memory, ${shape}`, s.server.pid, s.server.url + PATH, target.requests(1));
-    const dump = join(repoRoot, `bench/results/callgrind-memory-${shape.replace(/[^a-z0-9]+/gi, "-")}.out`);
+    served = await measureOne(`${store}, ${shape}`, s.server.pid, s.server.url + PATH, target.requests(1));
+    const dump = join(repoRoot, `bench/results/callgrind-${store}-${shape.replace(/[^a-z0-9]+/gi, "-")}.out`);
     const map = `/tmp/perf-${s.server.pid}.map`;
     const costs = selfCosts(dump, existsSync(map) ? map : null);
     const rows = [...costs].sort((a, b) => b[1] - a[1]).slice(0, 40);
@@ -553,12 +563,12 @@ async function instructions(set: Settings, tmp: string, generator: LoadProcess):
     "| server | instructions per request | ratio to the floor's |",
     "|---|---:|---:|",
     `| node:http floor | ${Math.round(floor).toLocaleString("en")} | 1.00 |`,
-    `| benchdata serve --db memory:, ${shape} | ${Math.round(served).toLocaleString("en")} | ${(floor / served).toFixed(3)} |`,
+    `| benchdata serve --db ${store === "memory" ? "memory:" : "sqlite:"}, ${shape} | ${Math.round(served).toLocaleString("en")} | ${(floor / served).toFixed(3)} |`,
     "",
     "The dumps are kept in bench/results/callgrind-*.out (`callgrind_annotate` reads them; JIT code is named by",
     "`npx tsx bench/lib/callgrind-jit.ts <dump> <perf map>`, as below).",
     "",
-    `## benchdata serve, ${shape}: the 40 functions with the most instructions of their own`,
+    `## benchdata serve on ${store}, ${shape}: the 40 functions with the most instructions of their own`,
     "",
     top,
   );
