@@ -33,6 +33,11 @@ export interface RuntimeServeHandle {
   readonly kind: HttpServerKind;
   readonly port: number;
   readonly url: string;
+  /**
+   * Starts draining with the listener still open: on node:http every answer from now on carries
+   * `Connection: close`; Bun.serve and Deno.serve keep their connections as they are (nothing to do).
+   */
+  drain(): void;
   /** Stop accepting, let in-flight requests finish (within the drain timeout), then run onClose. */
   close(): Promise<void>;
 }
@@ -56,11 +61,11 @@ export async function serveOnRuntime(options: RuntimeServeOptions): Promise<Runt
       ...(options.drainTimeout !== undefined ? { drainTimeout: options.drainTimeout } : {}),
       ...(options.onError ? { onError: options.onError } : {}),
     });
-    return { kind, port: h.port, url: urlOf(options.host, h.port), close: () => h.stop() };
+    return { kind, port: h.port, url: urlOf(options.host, h.port), drain: () => {}, close: () => h.stop() };
   }
   if (kind === "Deno.serve") return serveDeno(options);
   const h = await serveNode(options);
-  return { kind, port: h.port, url: h.url, close: () => h.close() };
+  return { kind, port: h.port, url: h.url, drain: () => h.drain(), close: () => h.close() };
 }
 
 // The few parts of Deno's API used here, declared locally so the package needs no Deno types.
@@ -110,5 +115,5 @@ function serveDeno(options: RuntimeServeOptions): RuntimeServeHandle {
     clearTimeout(timer);
     await options.onClose?.();
   };
-  return { kind: "Deno.serve", port: server.addr.port, url: urlOf(options.host, server.addr.port), close: () => (closing ??= shutdown()) };
+  return { kind: "Deno.serve", port: server.addr.port, url: urlOf(options.host, server.addr.port), drain: () => {}, close: () => (closing ??= shutdown()) };
 }

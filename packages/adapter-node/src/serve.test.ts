@@ -88,6 +88,25 @@ describe("serve", () => {
     await expect(fetch(handle.url)).rejects.toThrow();
   });
 
+  it("drain() keeps the listener open and answers with Connection: close, so keep-alive clients reconnect", async () => {
+    const handle = await serve({ port: 0, host: "127.0.0.1", fetch: () => new Response("served") });
+    const agent = new Agent({ keepAlive: true });
+    try {
+      expect((await get(handle.url, agent)).headers.connection).toBe("keep-alive");
+      handle.drain();
+      const during = await get(handle.url, agent);
+      expect(during.text).toBe("served");
+      expect(during.headers.connection).toBe("close");
+      // A new connection is still accepted and served while draining.
+      const fresh = await get(handle.url);
+      expect(fresh.text).toBe("served");
+      expect(fresh.headers.connection).toBe("close");
+    } finally {
+      agent.destroy();
+      await handle.close();
+    }
+  });
+
   it("close() does not wait for idle keep-alive connections", async () => {
     const handle = await serve({ port: 0, host: "127.0.0.1", fetch: () => new Response("kept") });
     const agent = new Agent({ keepAlive: true });

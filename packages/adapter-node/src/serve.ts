@@ -34,6 +34,11 @@ export interface ServeHandle {
   url: string;
   /** The underlying node:http server. */
   server: Server;
+  /**
+   * Starts draining without closing the listener: every answer from now on carries `Connection: close`, so
+   * keep-alive clients reconnect (through the load balancer, to another instance) instead of staying here.
+   */
+  drain(): void;
   /** Stop accepting, let in-flight requests finish (within the drain timeout), then run onClose. */
   close(): Promise<void>;
 }
@@ -110,6 +115,9 @@ export async function serve(options: ServeOptions): Promise<ServeHandle> {
     port: address.port,
     url: `http://${urlHost(address, options.host)}:${address.port}`,
     server,
+    drain: () => {
+      state.closing = true;
+    },
     close: () => (closing ??= shutdown()),
   };
 }

@@ -39,15 +39,23 @@ describe.each(["bun", "deno"] as const)("benchdata CLI on %s", (runtime) => {
     } finally {
       expect(await first.stop("SIGTERM")).toBe(0);
     }
-    const second = await startServe(["--db", db], env, runtime);
+    // The second instance drains with a delay: on SIGTERM /readyz turns 503 while data requests are still served.
+    const second = await startServe(["--db", db], { ...env, BENCHDATA_SHUTDOWN_DRAIN_DELAY_SECONDS: "1" }, runtime);
     try {
       const q = await http(`${second.url}/data/v1/benchmarks/percentile?metric=gross_margin&value=0.7&category=saas`, { headers: { authorization: `Bearer ${key}`, host: "test.example" } });
       expect(q.status, q.text).toBe(200);
       const usage = await http(`${second.url}/data/v1/benchmarks?category=saas`, { headers: { authorization: `Bearer ${key}`, host: "test.example" } });
       // The key's request before the restart is still in its window: the window lives in the file.
       expect(Number(usage.headers["x-ratelimit-remaining"])).toBeLessThan(Number(usage.headers["x-ratelimit-limit"]) - 1);
+      const exit = new Promise<number | null>((resolve) => second.child.once("exit", (code) => resolve(code)));
+      second.child.kill("SIGTERM");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await http(`${second.url}/readyz`)).json).toMatchObject({ ready: false, reason: "draining" });
+      const during = await http(`${second.url}/data/v1/benchmarks?category=saas`, { headers: { authorization: `Bearer ${key}`, host: "test.example" } });
+      expect(during.status, during.text).toBe(200);
+      expect(await exit).toBe(0);
     } finally {
-      expect(await second.stop("SIGTERM")).toBe(0);
+      await second.stop("SIGKILL");
     }
   }, 120_000);
 

@@ -55,6 +55,6 @@ export async function runDemo(options: { db: string; port: number; host: string 
     await running.stop();
     return 1;
   }
-  installShutdown(running.handle);
+  installShutdown({ close: () => running.stop() });
   return new Promise<number>(() => {});
 }

@@ -37,7 +37,9 @@ default sqlite:./benchdata.db) and --help.`,
   --db URL       sqlite:PATH (default sqlite:./benchdata.db), postgres://…, or memory:
   --config FILE  JSON config (env BENCHDATA_CONFIG); unknown keys or wrong types stop the start
 The admin API is on only when BENCHDATA_ADMIN_TOKEN is set (at least 32 characters, or serve refuses
-to start with exit 2). SIGTERM drains requests and stops cleanly.`,
+to start with exit 2). SIGTERM drains: /readyz answers 503 at once, serving goes on for
+shutdown.drainDelaySeconds (env BENCHDATA_SHUTDOWN_DRAIN_DELAY_SECONDS; default 0, 10 behind a load
+balancer), then the requests already accepted are answered and the process exits 0.`,
   demo: `Usage: benchdata demo [--port N] [--host H] [--db URL]
 
 Starts the service (default --db sqlite:./benchdata-demo.db, port 8787), creates a demo account with a
@@ -84,7 +86,7 @@ async function serveCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
   if (values.help) return help("serve");
   const logger = jsonLogger((line) => process.stdout.write(`${line}\n`));
-  const config = withMetricsToken(await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG), process.env.BENCHDATA_METRICS_TOKEN);
+  const config = withShutdownEnv(withMetricsToken(await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG), process.env.BENCHDATA_METRICS_TOKEN), process.env);
   const port = intFlag("port", values.port ?? process.env.PORT, 8787, 0, 65535);
   const db = dbUrl(values.db);
   const adminToken = adminTokenFromEnv(process.env.BENCHDATA_ADMIN_TOKEN);
@@ -94,7 +96,7 @@ async function serveCommand(argv: string[]): Promise<number> {
   });
   const driver = (running.storage as { driver?: string }).driver ?? "memory";
   logger.info("listening", { url: running.url, port: running.port, db: redactDb(db), storage_driver: driver, http_server: running.handle.kind, admin_api: adminToken !== null, metrics: config.metrics.token !== null });
-  installShutdown(running.handle, (m) => logger.info(m));
+  installShutdown({ close: () => running.stop() }, (m) => logger.info(m));
   return new Promise<number>(() => {});
 }
 
@@ -103,6 +105,25 @@ export function withMetricsToken(config: ServiceConfig, value: string | undefine
   if (value === undefined || value === "") return config;
   if (value.length < 16 || !/^[\x21-\x7e]+$/.test(value)) throw new ConfigError("BENCHDATA_METRICS_TOKEN must be at least 16 printable characters without spaces (generate one with `openssl rand -hex 24`)");
   return { ...config, metrics: { token: value } };
+}
+
+// The environment variables of the `shutdown` keys, named after them (BENCHDATA_ + section + key), within the file's bounds.
+const SHUTDOWN_ENV = {
+  BENCHDATA_SHUTDOWN_DRAIN_DELAY_SECONDS: { key: "drainDelaySeconds", max: 600 },
+  BENCHDATA_SHUTDOWN_DRAIN_TIMEOUT_SECONDS: { key: "drainTimeoutSeconds", max: 3600 },
+} as const;
+
+/** `shutdown.drainDelaySeconds` / `drainTimeoutSeconds` from their environment variables when set (they win over the file). */
+export function withShutdownEnv(config: ServiceConfig, env: Readonly<Record<string, string | undefined>>): ServiceConfig {
+  let shutdown = config.shutdown;
+  for (const [name, { key, max }] of Object.entries(SHUTDOWN_ENV)) {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === "") continue;
+    const value = Number(raw);
+    if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || value > max) throw new ConfigError(`${name} must be a number of seconds from 0 to ${max}, got ${JSON.stringify(raw)}`);
+    shutdown = { ...shutdown, [key]: value };
+  }
+  return shutdown === config.shutdown ? config : { ...config, shutdown };
 }
 
 /** The shortest admin token `serve` accepts: a guessable token would hand out every account. */

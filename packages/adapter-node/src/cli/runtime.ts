@@ -49,7 +49,11 @@ export interface Running {
   readonly port: number;
   readonly storage: Storage;
   readonly handle: RuntimeServeHandle;
-  /** Stops accepting, drains in-flight requests, stops the workers, closes storage. */
+  /**
+   * Drains and stops: `/readyz` answers 503 at once, serving goes on for `shutdown.drainDelaySeconds`, then the
+   * listener closes, in-flight requests are answered (within `shutdown.drainTimeoutSeconds`), the workers
+   * finish their current step, and storage closes. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
@@ -107,22 +111,38 @@ export async function startService(options: {
       secretBox,
     },
   });
-  let workersRunning = false;
   const handle = await serveOnRuntime({
     fetch: app.fetch,
     port: options.port,
     ...(options.host !== undefined ? { host: options.host } : {}),
+    drainTimeout: Math.round(config.shutdown.drainTimeoutSeconds * 1000),
     onError: (error) => logger.error("unhandled error in a request", { error: error instanceof Error ? error.message : String(error) }),
-    onClose: async () => {
-      if (workersRunning) await Promise.all([deliveries.stop(), billing.stop()]);
-      transport.close();
-      await storage.close();
-    },
   });
-  if (options.workers !== false) {
+  const workers = options.workers !== false;
+  if (workers) {
     deliveries.start();
     billing.start();
-    workersRunning = true;
   }
-  return { url: handle.url, port: handle.port, storage, handle, stop: () => handle.close() };
+  const delayMs = Math.round(config.shutdown.drainDelaySeconds * 1000);
+  let stopping: Promise<void> | undefined;
+  // The drain, in order: /readyz turns 503 and answers say Connection: close at once; the server keeps
+  // serving for the drain delay (a load balancer notices and stops sending); then the listener closes, the
+  // requests already accepted are answered, the workers finish their current step, and storage closes.
+  const stop = async (): Promise<void> => {
+    app.drain();
+    handle.drain();
+    if (delayMs > 0) {
+      logger.info("draining: still serving until the drain delay ends", { drain_delay_seconds: config.shutdown.drainDelaySeconds });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+    logger.info("drain: no longer accepting connections; answering the requests already accepted", { drain_timeout_seconds: config.shutdown.drainTimeoutSeconds });
+    // The workers stop claiming now and finish what they hold while the last requests are answered.
+    const workersStopped = workers ? Promise.all([deliveries.stop(), billing.stop()]) : Promise.resolve();
+    await handle.close();
+    await workersStopped;
+    logger.info("drain: requests answered, workers stopped; closing storage");
+    transport.close();
+    await storage.close();
+  };
+  return { url: handle.url, port: handle.port, storage, handle, stop: () => (stopping ??= stop()) };
 }
