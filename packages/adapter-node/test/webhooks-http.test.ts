@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { verify as octokitVerify } from "@octokit/webhooks-methods";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SecretBox, Storage } from "@benchdata/core";
-import { createDeliveryWorker, createMemoryStorage, createSecretBox, cryptoRandom, defineConfig, manualClock, parseSecretKeys, resealWebhookSecrets } from "@benchdata/core";
+import { createDeliveryWorker, createMemoryStorage, createSecretBox, cryptoRandom, defineConfig, manualClock, newId, parseSecretKeys, quotaWarningEvent, resealWebhookSecrets } from "@benchdata/core";
 import type { DeepPartial, ServiceConfig } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import { openStorage } from "@benchdata/storage-kysely";
@@ -325,6 +325,73 @@ for (const [name, open] of Object.entries(stores)) {
       } finally {
         await failing.close();
         await other.close();
+      }
+    });
+
+    /** Writes `n` quota.warning events of the account, one second apart; their ids in order (and `at`, their times). */
+    const at: number[] = [];
+    const warnings = async (accountId: string, n: number): Promise<string[]> => {
+      const ids: string[] = [];
+      at.length = 0;
+      for (let i = 0; i < n; i++) {
+        clock.advance(1000);
+        const id = newId("evt", clock, cryptoRandom);
+        ids.push(id);
+        at.push(clock.now());
+        await storage.emitEvent(quotaWarningEvent(id, accountId, clock.now(), { used: i, allowance: 1000, threshold: 800, periodStart: T0, periodEnd: T0 + 1 }), clock.now());
+      }
+      return ids;
+    };
+    /** Ticks the worker until it finds nothing to attempt. */
+    const drain = async (w: ReturnType<typeof worker>): Promise<void> => {
+      while ((await w.tick()) > 0);
+    };
+
+    it("recover: 200 dead deliveries are re-queued and delivered exactly once each, in event order; the answer says how many", async () => {
+      const a = await account();
+      const c = console_(a.session);
+      let up = false;
+      const rx = await receiver(() => ({ status: up ? 200 : 503 }));
+      try {
+        const id = await hook(c, rx.url, ["quota.warning"]);
+        const since = clock.now() + 1;
+        const events = await warnings(a.id, 200);
+        // One attempt each: 20 die at the receiver (503), which disables the webhook (disableAfterDeadDeliveries),
+        // and the 180 still waiting die with it.
+        const w = worker({ config: one({ webhooks: { retryDelaysSeconds: [0], concurrencyPerWebhook: 1 } }) });
+        await drain(w);
+        expect(rx.got).toHaveLength(20);
+        let all = await storage.listDeliveries(a.id, id, 1000);
+        expect(all.filter((d) => d.status === "dead")).toHaveLength(200);
+        expect(all.filter((d) => d.deadReason === "webhook_disabled")).toHaveLength(180);
+
+        const recover = (from: string | number, cc = c) => cc("POST", `/webhooks/${id}/recover`, { since: typeof from === "number" ? new Date(from).toISOString() : from });
+        expect(await recover(since)).toMatchObject({ status: 409, body: { code: "console.webhook_disabled", status: 409 } });
+        expect((await c("POST", `/webhooks/${id}/enable`)).status).toBe(200);
+        expect(await recover("yesterday")).toMatchObject({ status: 422, body: { code: "validation.invalid_body" } });
+        expect((await c("POST", `/webhooks/${id}/recover`, {})).body.code).toBe("validation.invalid_body");
+        expect((await recover(since, console_((await account()).session))).status).toBe(404);
+        expect((await c("POST", `/webhooks/wh_nope/recover`, { since: new Date(since).toISOString() })).status).toBe(404);
+
+        up = true;
+        // The second half first: since the 101st event's time.
+        const half = at[100]!;
+        expect(await recover(half)).toEqual({ status: 202, body: { webhook_id: id, since: new Date(half).toISOString(), recovered: 100 } });
+        // At once again: nothing is queued twice.
+        expect((await recover(half)).body.recovered).toBe(0);
+        await drain(w);
+        expect((await recover(since)).body.recovered).toBe(100);
+        await drain(w);
+        expect((await recover(since)).body.recovered).toBe(0);
+
+        const delivered = rx.got.slice(20).map((r) => String(r.headers["x-service-event-id"]));
+        expect(delivered).toHaveLength(200);
+        expect(delivered).toEqual([...events.slice(100), ...events.slice(0, 100)]);
+        all = await storage.listDeliveries(a.id, id, 1000);
+        expect(all.every((d) => d.status === "succeeded" && d.attemptLog.filter((x) => x.error === null).length === 1)).toBe(true);
+        await c("DELETE", `/webhooks/${id}`);
+      } finally {
+        await rx.close();
       }
     });
 

@@ -168,6 +168,8 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   assert(delivery !== undefined, "listDeliveries has the key.created delivery");
   equal((await console.retryDelivery(hook.data.webhook_id, delivery.delivery_id)).status, 202, "retryDelivery");
   equal((await console.enableWebhook(hook.data.webhook_id)).data.status, "active", "enableWebhook");
+  // No event is that recent: nothing to recover (whatever the worker did with the retried delivery meanwhile).
+  equal((await console.recoverWebhook(hook.data.webhook_id, { since: "2999-01-01T00:00:00Z" })).data.recovered, 0, "recoverWebhook");
   equal((await console.deleteWebhook(hook.data.webhook_id)).data, undefined, "deleteWebhook (204)");
   await expectCode(() => console.getWebhook(hook.data.webhook_id), 404, "not_found", "deleted webhook");
   await expectCode(() => console.createWebhook({ url: "ftp://example.com/", events: ["key.created"] }), 422, "validation.invalid_url", "webhook url");

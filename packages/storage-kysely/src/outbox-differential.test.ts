@@ -1,7 +1,7 @@
 /**
  * Differential test of the outbox: random sequences of events, claims (limits, per-webhook caps, leases
  * that run out, a clock that steps back), completions (success, retry at a time, dead, stale tokens),
- * console retries, webhook deletions, a receiver's 410, webhooks disabled by their failure history (core's
+ * console retries, recoveries since a time, webhook deletions, a receiver's 410, webhooks disabled by their failure history (core's
  * webhookHealthAfter) and enabled again hand out the same deliveries in the same order in the memory
  * store (whose claims read a queue kept in claim order) as in SQLite and PostgreSQL.
  */
@@ -16,6 +16,7 @@ type Op =
   | { kind: "complete"; pick: number; next: "succeeded" | "dead" | "pending"; delay: number; gone: boolean; health: boolean }
   | { kind: "enable"; hook: number }
   | { kind: "retry"; hook: number; pick: number }
+  | { kind: "recover"; hook: number; back: number; dt: number }
   | { kind: "delete"; hook: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -43,6 +44,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("enable" as const), hook: fc.integer({ min: 0, max: 2 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("retry" as const), hook: fc.integer({ min: 0, max: 2 }), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("recover" as const), hook: fc.integer({ min: 0, max: 2 }), back: fc.integer({ min: 0, max: 40_000 }), dt: fc.integer({ min: -1_000, max: 5_000 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), hook: fc.integer({ min: 0, max: 2 }) }) },
 );
 
@@ -96,6 +101,9 @@ async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknow
       if (!d) continue;
       const r = await s.retryDelivery(acc, hooks[op.hook]!, d.id, now);
       out.push(r === null ? null : seen(r));
+    } else if (op.kind === "recover") {
+      now += op.dt;
+      out.push(await s.recoverDeliveries({ accountId: acc, webhookId: hooks[op.hook]!, since: now - op.back, now }));
     } else {
       out.push(await s.deleteWebhook(acc, hooks[op.hook]!));
     }

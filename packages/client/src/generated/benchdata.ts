@@ -160,6 +160,11 @@ export class Benchdata extends Client {
     return fn.retryDelivery(this, webhookId, deliveryId, options);
   }
 
+  /** Recover failed deliveries (`POST /api/v1/console/webhooks/{webhook_id}/recover`). */
+  recoverWebhook(webhookId: string, body: BodyOf<"recoverWebhook">, options?: CallOptions): Promise<ResponseOf<"recoverWebhook">> {
+    return fn.recoverWebhook(this, webhookId, body, options);
+  }
+
   /** List invoices (`GET /api/v1/console/invoices`). */
   listInvoices(options?: CallOptions): Promise<ResponseOf<"listInvoices">> {
     return fn.listInvoices(this, options);

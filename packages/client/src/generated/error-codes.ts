@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   "method_not_allowed",
   "console.limit_reached",
   "console.key_revoked",
+  "console.webhook_disabled",
   "billing.nothing_to_charge",
   "request.too_large",
   "request.unsupported_media_type",

@@ -158,6 +158,11 @@ export function retryDelivery(client: Client, webhookId: string, deliveryId: str
   return send(client, { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", security: "session", status: 202, mediaType: "application/json" }, { path: [webhookId, deliveryId] }, options);
 }
 
+/** Recover failed deliveries (`POST /api/v1/console/webhooks/{webhook_id}/recover`). */
+export function recoverWebhook(client: Client, webhookId: string, body: BodyOf<"recoverWebhook">, options?: CallOptions): Promise<ResponseOf<"recoverWebhook">> {
+  return send(client, { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/recover", security: "session", status: 202, mediaType: "application/json" }, { path: [webhookId], body }, options);
+}
+
 /** List invoices (`GET /api/v1/console/invoices`). */
 export function listInvoices(client: Client, options?: CallOptions): Promise<ResponseOf<"listInvoices">> {
   return send(client, { method: "GET", path: "/api/v1/console/invoices", security: "session", status: 200, mediaType: "application/json" }, {  }, options);

@@ -550,6 +550,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/webhooks/{webhook_id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed deliveries
+         * @description Re-queues every dead delivery of the webhook, and every one waiting after a failed attempt, whose event was written at or after `since`: each is due at once and is attempted once more, in event order (a delivery already due or in flight is left as it is, so recovering twice queues nothing twice). Answers how many. A disabled webhook must be enabled first (409 `console.webhook_disabled`).
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/invoices": {
         parameters: {
             query?: never;
@@ -764,7 +784,7 @@ export interface components {
              * @description Stable machine-readable code, e.g. `auth.unknown_key`.
              * @enum {string}
              */
-            code: "request.invalid_json" | "auth.missing_key" | "auth.malformed_key" | "auth.unknown_key" | "auth.inactive_key" | "console.invalid_session" | "console.invalid_sign_in" | "admin.invalid_token" | "metrics.invalid_token" | "quota.exhausted" | "quota.held" | "auth.insufficient_scope" | "auth.ip_not_allowed" | "auth.environment_mismatch" | "auth.live_key_in_browser" | "console.scope_not_permitted" | "console.csrf_refused" | "not_found" | "data.not_found" | "data.insufficient_sample" | "method_not_allowed" | "console.limit_reached" | "console.key_revoked" | "billing.nothing_to_charge" | "request.too_large" | "request.unsupported_media_type" | "validation.missing_parameter" | "validation.invalid_parameter" | "validation.out_of_range" | "validation.invalid_category" | "validation.invalid_metric" | "validation.metric_not_offered" | "validation.invalid_body" | "validation.invalid_url" | "rate_limit.exceeded" | "internal" | "not_implemented" | "service.unavailable" | "request.invalid" | "request.headers_too_large" | "request.timeout";
+            code: "request.invalid_json" | "auth.missing_key" | "auth.malformed_key" | "auth.unknown_key" | "auth.inactive_key" | "console.invalid_session" | "console.invalid_sign_in" | "admin.invalid_token" | "metrics.invalid_token" | "quota.exhausted" | "quota.held" | "auth.insufficient_scope" | "auth.ip_not_allowed" | "auth.environment_mismatch" | "auth.live_key_in_browser" | "console.scope_not_permitted" | "console.csrf_refused" | "not_found" | "data.not_found" | "data.insufficient_sample" | "method_not_allowed" | "console.limit_reached" | "console.key_revoked" | "console.webhook_disabled" | "billing.nothing_to_charge" | "request.too_large" | "request.unsupported_media_type" | "validation.missing_parameter" | "validation.invalid_parameter" | "validation.out_of_range" | "validation.invalid_category" | "validation.invalid_metric" | "validation.metric_not_offered" | "validation.invalid_body" | "validation.invalid_url" | "rate_limit.exceeded" | "internal" | "not_implemented" | "service.unavailable" | "request.invalid" | "request.headers_too_large" | "request.timeout";
             /** @description The HTTP status, repeated. */
             status: number;
         };
@@ -815,7 +835,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict: `console.limit_reached`, `console.key_revoked`, `billing.nothing_to_charge`. */
+        /** @description Conflict: `console.limit_reached`, `console.key_revoked`, `console.webhook_disabled`, `billing.nothing_to_charge`. */
         Error409: {
             headers: {
                 [name: string]: unknown;
@@ -3523,6 +3543,53 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's identifier (`wh_…`). */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Re-queue the failed deliveries of events written at or after this time (ISO 8601).
+                     */
+                    since: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many deliveries were re-queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        webhook_id: string;
+                        /** Format: date-time */
+                        since: string;
+                        recovered: number;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             503: components["responses"]["Error503"];
         };
     };

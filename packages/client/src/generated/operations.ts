@@ -32,6 +32,7 @@ export const OPERATIONS = {
   enableWebhook: { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/enable", security: "session", status: 200, mediaType: "application/json" },
   listDeliveries: { method: "GET", path: "/api/v1/console/webhooks/{webhook_id}/deliveries", security: "session", status: 200, mediaType: "application/json" },
   retryDelivery: { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", security: "session", status: 202, mediaType: "application/json" },
+  recoverWebhook: { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/recover", security: "session", status: 202, mediaType: "application/json" },
   listInvoices: { method: "GET", path: "/api/v1/console/invoices", security: "session", status: 200, mediaType: "application/json" },
   retryBilling: { method: "POST", path: "/api/v1/console/billing/retry", security: "session", status: 202, mediaType: "application/json" },
   adminCreateAccount: { method: "POST", path: "/api/v1/admin/accounts", security: "admin", status: 201, mediaType: "application/json" },

@@ -145,6 +145,12 @@ function admitStamp(log: StampLog, first: number, now: number): void {
   }
 }
 
+/** Whether recovery re-queues a delivery: dead, or waiting for its next attempt after a failed one (not leased). */
+function recoverable(d: StoredDelivery, now: number): boolean {
+  if (d.status === "dead") return true;
+  return d.status === "pending" && d.attempts > 0 && d.nextAttemptAt! > now && !(d.leaseToken !== null && d.leaseUntil > now);
+}
+
 let leaseCounter = 0;
 function leaseToken(): string {
   leaseCounter += 1;
@@ -702,6 +708,25 @@ export function createMemoryStorage(): Storage {
         enqueue(d);
       }
       return deliveryRecord(d);
+    },
+    async recoverDeliveries({ accountId, webhookId, since, now }) {
+      const wh = webhooks.get(webhookId);
+      if (!wh || wh.accountId !== accountId) return null;
+      if (wh.status !== "active") return "disabled";
+      let n = 0;
+      for (const d of deliveries.values()) {
+        if (d.webhookId !== webhookId || d.createdAt < since || !recoverable(d, now)) continue;
+        dequeue(d);
+        leased.delete(d);
+        d.status = "pending";
+        d.deadReason = null;
+        d.nextAttemptAt = now;
+        d.leaseToken = null;
+        d.leaseUntil = 0;
+        enqueue(d);
+        n++;
+      }
+      return n;
     },
 
     async claimCharges({ now, leaseMs, limit }): Promise<ClaimedCharge[]> {

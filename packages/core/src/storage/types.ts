@@ -486,6 +486,14 @@ export interface Storage {
   listDeliveries(accountId: string, webhookId: string, limit: number): Promise<DeliveryRecord[]>;
   /** Makes a delivery (dead ones included) due again at `now`; null when no such delivery of the account. */
   retryDelivery(accountId: string, webhookId: string, deliveryId: string, now: number): Promise<DeliveryRecord | null>;
+  /**
+   * Re-queues, in one atomic step, every failed delivery of an active webhook whose event was written at or
+   * after `since`: the dead ones, and the pending ones waiting after a failed attempt (not those a worker
+   * holds under a live lease). Each becomes due at `now` and keeps its place in event order; a delivery
+   * already due or in flight is not touched, so a second call does not queue anything twice. How many;
+   * `disabled` (nothing changed) for a disabled webhook; null when no such webhook of the account.
+   */
+  recoverDeliveries(input: { accountId: string; webhookId: string; since: number; now: number }): Promise<number | "disabled" | null>;
 
   // Billing.
   /** Claims pending invoices (charges not yet sent or whose lease ran out) under a lease; a suspended account's wait. */

@@ -1181,6 +1181,53 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         }
         expect(claimed).toEqual(written);
       });
+
+      it("recoverDeliveries re-queues the dead and the failed-and-waiting since a time, each once, never one in flight or already due", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["quota.warning"]);
+        await s.createWebhook(w, 10);
+        const t = T0 + 9_000_000;
+        const evIds: string[] = [];
+        for (let i = 1; i <= 5; i++) {
+          const evId = id("evt");
+          evIds.push(evId);
+          await s.emitEvent({ id: evId, type: "quota.warning", accountId: a.id, createdAt: new Date(t + i).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t + i);
+        }
+        const now = t + 100;
+        const mine = (await s.claimDeliveries({ now, leaseMs: 60_000, limit: 10_000, perWebhook: 100 })).filter((d) => d.webhookId === w.id);
+        expect(mine.map((d) => d.eventId)).toEqual(evIds);
+        const [d1, d2, d3, d4] = mine as [ClaimedDelivery, ClaimedDelivery, ClaimedDelivery, ClaimedDelivery];
+        const attempt = (ok: boolean) => ({ attempt: 1, at: now, statusCode: ok ? 200 : 500, latencyMs: 1, error: ok ? null : "http_status", responseBody: "" });
+        await s.completeDelivery({ deliveryId: d1.deliveryId, leaseToken: d1.leaseToken, attempt: attempt(true), next: { status: "succeeded" } });
+        await s.completeDelivery({ deliveryId: d2.deliveryId, leaseToken: d2.leaseToken, attempt: attempt(false), next: { status: "dead" } });
+        await s.completeDelivery({ deliveryId: d3.deliveryId, leaseToken: d3.leaseToken, attempt: attempt(false), next: { status: "pending", at: now + 30_000 } });
+        await s.completeDelivery({ deliveryId: d4.deliveryId, leaseToken: d4.leaseToken, attempt: attempt(false), next: { status: "dead" } });
+        // The fifth stays in flight under its live lease.
+        expect(await s.recoverDeliveries({ accountId: "acc_other", webhookId: w.id, since: t, now: now + 1 })).toBeNull();
+        // Since the third event: the third (waiting) and the fourth (dead); not the fifth, leased.
+        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t + 3, now: now + 1 })).toBe(2);
+        const byEvent = async () => new Map((await s.listDeliveries(a.id, w.id, 100)).map((d) => [d.eventId, d]));
+        let list = await byEvent();
+        expect(list.get(evIds[2]!)).toMatchObject({ status: "pending", nextAttemptAt: now + 1, attempts: 1, deadReason: null });
+        expect(list.get(evIds[3]!)).toMatchObject({ status: "pending", nextAttemptAt: now + 1, attempts: 1, deadReason: null });
+        expect(list.get(evIds[1]!)).toMatchObject({ status: "dead", deadReason: "attempts_exhausted" });
+        // Since the first: only the second is left to recover; the others are due already, done, or in flight.
+        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t, now: now + 2 })).toBe(1);
+        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t, now: now + 3 })).toBe(0);
+        list = await byEvent();
+        expect([...list.values()].filter((d) => d.status === "pending").map((d) => d.eventId).sort()).toEqual([evIds[1], evIds[2], evIds[3], evIds[4]].sort());
+        expect(list.get(evIds[0]!)).toMatchObject({ status: "succeeded" });
+        // Each is claimed once more, as its next attempt: by due time (the first recovery's before the
+        // second's), then in event order.
+        const again = (await s.claimDeliveries({ now: now + 3, leaseMs: 60_000, limit: 10_000, perWebhook: 100 })).filter((d) => d.webhookId === w.id);
+        expect(again.map((d) => [d.eventId, d.attempt])).toEqual([[evIds[2], 2], [evIds[3], 2], [evIds[1], 2]]);
+        // A disabled webhook is refused, and nothing of it changes.
+        const gone = again[2]!;
+        await s.completeDelivery({ deliveryId: gone.deliveryId, leaseToken: gone.leaseToken, attempt: { ...attempt(false), attempt: 2, statusCode: 410 }, next: { status: "dead" }, gone: true, health: { disableAfterMs: 0, disableAfterDead: 0, eventId: id("evt") } });
+        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t, now: now + 4 })).toBe("disabled");
+        expect((await byEvent()).get(evIds[1]!)).toMatchObject({ status: "dead", deadReason: "gone" });
+      });
     });
 
     describe("benchmark cells", () => {

@@ -855,6 +855,26 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       });
     },
 
+    async recoverDeliveries({ accountId, webhookId, since, now }) {
+      // One statement: the webhook's state and the re-queue. A delivery a completing worker holds is waited
+      // for and judged as it then stands (READ COMMITTED re-checks the WHERE on the updated row).
+      const r = await one<{ status: string | null; n: string }>(
+        db,
+        sql`WITH w AS (SELECT id, status FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}),
+            requeued AS (
+              UPDATE deliveries d SET status = 'pending', next_attempt_at = ${now}::bigint, lease_token = NULL, lease_until = 0, dead_reason = NULL
+              FROM w
+              WHERE w.status = 'active' AND d.webhook_id = w.id AND d.created_at >= ${since}::bigint
+                AND (d.status = 'dead' OR (d.status = 'pending' AND d.attempts > 0 AND d.next_attempt_at > ${now}::bigint
+                                          AND NOT (d.lease_token IS NOT NULL AND d.lease_until > ${now}::bigint)))
+              RETURNING d.id
+            )
+            SELECT (SELECT status FROM w) AS status, (SELECT count(*) FROM requeued) AS n`,
+      );
+      if (!r || r.status === null) return null;
+      return r.status === "active" ? Number(r.n) : "disabled";
+    },
+
     async claimCharges({ now, leaseMs, limit }) {
       const rows = await all(
         db,

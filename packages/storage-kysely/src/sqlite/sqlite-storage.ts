@@ -599,6 +599,20 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return deliveryRecord(q(`${DELIVERY_SELECT} WHERE d.id = ?`).get(deliveryId) as Row);
   });
 
+  const recoverDeliveriesTx = immediate((accountId: string, webhookId: string, since: number, now: number): number | "disabled" | null => {
+    const w = q("SELECT status FROM webhooks WHERE id = ? AND account_id = ?").get(webhookId, accountId) as Row | undefined;
+    if (!w) return null;
+    if (w.status !== "active") return "disabled";
+    // The dead, and the pending waiting after a failed attempt (a live lease is left to its worker).
+    return q(`UPDATE deliveries SET status = 'pending', next_attempt_at = @now, lease_token = NULL, lease_until = 0, dead_reason = NULL
+              WHERE webhook_id = @webhookId AND created_at >= @since
+                AND (status = 'dead' OR (status = 'pending' AND attempts > 0 AND next_attempt_at > @now AND NOT (lease_token IS NOT NULL AND lease_until > @now)))`).run({
+      webhookId,
+      since,
+      now,
+    }).changes;
+  });
+
   const claimChargesTx = immediate((now: number, leaseMs: number, limit: number): ClaimedCharge[] => {
     // A suspended account's charges wait (pending) until it is resumed.
     const rows = q(`SELECT i.* FROM invoices i JOIN accounts a ON a.id = i.account_id AND a.status = 'active'
@@ -879,6 +893,9 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     },
     async retryDelivery(accountId, webhookId, deliveryId, now) {
       return retryDeliveryTx(accountId, webhookId, deliveryId, now);
+    },
+    async recoverDeliveries({ accountId, webhookId, since, now }) {
+      return recoverDeliveriesTx(accountId, webhookId, since, now);
     },
 
     async claimCharges({ now, leaseMs, limit }) {

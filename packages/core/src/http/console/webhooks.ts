@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { ServiceError } from "../../errors/service-error.ts";
 import { EVENT_TYPES } from "../../events/events.ts";
 import type { EventType } from "../../events/events.ts";
+import { isoTime } from "../../clock/clock.ts";
 import { newId } from "../../ids/new-id.ts";
 import { generateSigningSecret } from "../../signing/signature.ts";
 import type { WebhookRecord } from "../../storage/types.ts";
@@ -165,6 +166,42 @@ export const retryDelivery = defineConsoleRoute({
     if (d === null) throw notFound("delivery", deliveryId);
     app.hooks.eventsWritten();
     return { status: 202, body: deliveryView(d) };
+  },
+});
+
+/** The body of POST /webhooks/{webhook_id}/recover. */
+export const RecoverDeliveriesBody = v.strictObject({
+  since: v.pipe(
+    v.string(),
+    v.isoTimestamp("must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-20T00:00:00Z"),
+    v.description("Re-queue the failed deliveries of events written at or after this time (ISO 8601)."),
+  ),
+});
+
+/** POST /webhooks/{webhook_id}/recover. */
+export const recoverWebhook = defineConsoleRoute({
+  method: "POST",
+  path: "/webhooks/{webhook_id}/recover",
+  operationId: "recoverWebhook",
+  summary: "Recover failed deliveries",
+  description:
+    "Re-queues every dead delivery of the webhook, and every one waiting after a failed attempt, whose event was written at or after `since`: each is due at once and is attempted once more, in event order (a delivery already due or in flight is left as it is, so recovering twice queues nothing twice). Answers how many. A disabled webhook must be enabled first (409 `console.webhook_disabled`).",
+  pathParams: WEBHOOK_ID,
+  body: RecoverDeliveriesBody,
+  success: {
+    status: 202,
+    description: "How many deliveries were re-queued.",
+    schema: v.object({ webhook_id: v.string(), since: v.pipe(v.string(), v.isoTimestamp()), recovered: v.pipe(v.number(), v.integer()) }),
+  },
+  errors: [404, 409],
+  async handle({ app, accountId, params, body, now }) {
+    const id = params.webhook_id as string;
+    const since = Date.parse(body.since);
+    const n = await app.storage.recoverDeliveries({ accountId, webhookId: id, since, now });
+    if (n === null) throw notFound("webhook", id);
+    if (n === "disabled") throw new ServiceError(409, "console.webhook_disabled", `Webhook \`${id}\` is disabled; enable it first (POST /webhooks/${id}/enable), then recover its deliveries.`);
+    if (n > 0) app.hooks.eventsWritten();
+    return { status: 202, body: { webhook_id: id, since: isoTime(since), recovered: n } };
   },
 });
 

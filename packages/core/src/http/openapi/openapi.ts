@@ -16,7 +16,7 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
   402: "Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review).",
   403: "Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console).",
   404: "Not found: `not_found`, `data.not_found`, `data.insufficient_sample`.",
-  409: "Conflict: `console.limit_reached`, `console.key_revoked`, `billing.nothing_to_charge`.",
+  409: "Conflict: `console.limit_reached`, `console.key_revoked`, `console.webhook_disabled`, `billing.nothing_to_charge`.",
   413: "Body too large: `request.too_large` (more than 1 MB).",
   415: "Unsupported media type: `request.unsupported_media_type` (send application/json).",
   422: "Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`.",
