@@ -95,8 +95,9 @@ describe("benchdata CLI", () => {
       const k = cli(["keys", "create", "--account", acc.account_id, "--name", name, "--environment", "live", "--scopes", "benchmarks:read", "--db", db]);
       expect(k.status, k.stderr).toBe(0);
     }
+    // Not a scope at all: a usage error (2), refused before the database is opened.
     const refused = cli(["keys", "create", "--account", acc.account_id, "--name", "bad", "--environment", "live", "--scopes", "nope:read", "--db", db]);
-    expect(refused.status).toBe(1);
+    expect(refused.status).toBe(2);
     const missing = cli(["keys", "create", "--account", "acc_00000000000000000000000000", "--name", "k", "--environment", "test", "--scopes", "benchmarks:read", "--db", db]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("No account `acc_00000000000000000000000000`");

@@ -7,7 +7,19 @@ import { cryptoRandom, randomToken, silentLogger, systemClock, timingSafeEqual }
 import { createApp } from "@benchdata/core/http";
 import { openDb } from "./runtime.ts";
 
-/** Calls one route of the in-process app; resolves to the JSON body or throws its error detail. */
+/** The in-process app refused a call: its status, code and detail. */
+export class AdminCallError extends Error {
+  override name = "AdminCallError";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    detail: string,
+  ) {
+    super(`${detail} (${code})`);
+  }
+}
+
+/** Calls one route of the in-process app; resolves to the JSON body or throws an AdminCallError. */
 export type Call = (method: string, path: string, body: unknown) => Promise<unknown>;
 
 /**
@@ -42,7 +54,7 @@ export async function adminCall<T>(options: { db: string; config: ServiceConfig;
       }),
     );
     const json = (await res.json()) as { detail?: string; code?: string };
-    if (!res.ok) throw new Error(`${json.detail ?? res.statusText} (${json.code ?? res.status})`);
+    if (!res.ok) throw new AdminCallError(res.status, json.code ?? String(res.status), json.detail ?? res.statusText);
     return json;
   };
   try {

@@ -6,9 +6,29 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
-/** The storage URL: --db, then BENCHDATA_DB, then the embedded default. */
+/** The storage URL: --db, then BENCHDATA_DB, then the embedded default; one of another form is a usage error. */
 export function dbUrl(flag: string | undefined, fallback = "sqlite:./benchdata.db"): string {
-  return flag ?? process.env.BENCHDATA_DB ?? fallback;
+  const url = flag ?? process.env.BENCHDATA_DB ?? fallback;
+  const from = flag !== undefined ? "--db" : process.env.BENCHDATA_DB !== undefined ? "BENCHDATA_DB" : "the default database";
+  if (url === "memory:" || url === "memory" || url.startsWith("postgres://") || url.startsWith("postgresql://")) return url;
+  if (url.startsWith("sqlite:")) {
+    if (url.slice("sqlite:".length).replace(/^\/\//, "") === "") throw new UsageError(`${from} "sqlite:" needs a path, e.g. sqlite:./benchdata.db`);
+    return url;
+  }
+  // Never echo what might be a URL with a password in it.
+  throw new UsageError(`${from} must be sqlite:PATH, postgres://… or memory:, got "${url.replace(/\/\/[^@/]*@/, "//…@")}"`);
+}
+
+/** A flag whose value must be one of `allowed`, or a usage error naming it and them. */
+export function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`--${name} must be one of ${allowed.join(", ")}, got "${value}"`);
+}
+
+/** An account id flag (`acc_` and a ULID), or a usage error naming it. */
+export function accountFlag(value: string): string {
+  if (/^acc_[0-9A-HJKMNP-TV-Z]{26}$/.test(value)) return value;
+  throw new UsageError(`--account must be an account id (acc_ and 26 characters, as accounts create printed it), got "${value}"`);
 }
 
 /** Parses `argv` with the given string/boolean options; unknown flags are usage errors. */

@@ -1,11 +1,11 @@
 /** The `benchdata` command: serve, demo, migrate, accounts, keys, import. */
-import { jsonLogger, redact, resealWebhookSecrets } from "@benchdata/core";
+import { jsonLogger, redact, resealWebhookSecrets, SCOPES, TIERS } from "@benchdata/core";
 import type { ServiceConfig } from "@benchdata/core";
 import { installShutdown } from "../serve.ts";
-import { dbUrl, intFlag, parse, UsageError } from "./args.ts";
+import { accountFlag, dbUrl, intFlag, oneOf, parse, UsageError } from "./args.ts";
 import { ConfigError, loadConfig } from "./config-file.ts";
 import { openDb, startService } from "./runtime.ts";
-import { adminCall } from "./admin-call.ts";
+import { AdminCallError, adminCall } from "./admin-call.ts";
 import { runImport } from "./import-command.ts";
 import { runDemo } from "./demo.ts";
 import { loadSecretBox } from "./secret-keys.ts";
@@ -182,8 +182,10 @@ async function accountsCommand(argv: string[]): Promise<number> {
   if (values.help) return help("accounts");
   if (!values.name) throw new UsageError("--name is required");
   if (!values.tier) throw new UsageError("--tier is required");
+  const tier = oneOf("tier", values.tier, TIERS);
+  const db = dbUrl(values.db);
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
-  const body = await adminCall({ db: dbUrl(values.db), config }, async (call) => call("POST", "/api/v1/admin/accounts", { name: values.name, tier: values.tier }));
+  const body = await adminCall({ db, config }, async (call) => call("POST", "/api/v1/admin/accounts", { name: values.name, tier }));
   out(body);
   return 0;
 }
@@ -193,6 +195,7 @@ async function accountsUpdate(argv: string[]): Promise<number> {
   const { values } = parse(argv, { account: { type: "string" }, tier: { type: "string" }, db: { type: "string" }, config: { type: "string" }, ...flags });
   if (values.help) return help("accounts");
   if (!values.account) throw new UsageError("--account is required");
+  const account = accountFlag(values.account);
   const limits: Record<string, number> = {};
   for (const [flag, field] of Object.entries(LIMIT_FLAGS)) {
     const raw = (values as Record<string, string | boolean | undefined>)[flag];
@@ -202,11 +205,12 @@ async function accountsUpdate(argv: string[]): Promise<number> {
     limits[field] = Number(raw);
   }
   const patch: Record<string, unknown> = {};
-  if (values.tier) patch.tier = values.tier;
+  if (values.tier !== undefined) patch.tier = oneOf("tier", values.tier, TIERS);
   if (Object.keys(limits).length > 0) patch.limits = limits;
   if (Object.keys(patch).length === 0) throw new UsageError("nothing to change: give --tier or a limit flag");
+  const db = dbUrl(values.db);
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
-  out(await adminCall({ db: dbUrl(values.db), config }, (call) => call("PATCH", `/api/v1/admin/accounts/${encodeURIComponent(values.account!)}`, patch)));
+  out(await adminCall({ db, config }, (call) => call("PATCH", `/api/v1/admin/accounts/${encodeURIComponent(account)}`, patch)));
   return 0;
 }
 
@@ -214,8 +218,10 @@ async function accountsReleaseHold(argv: string[]): Promise<number> {
   const { values } = parse(argv, { account: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
   if (values.help) return help("accounts");
   if (!values.account) throw new UsageError("--account is required");
+  const account = accountFlag(values.account);
+  const db = dbUrl(values.db);
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
-  out(await adminCall({ db: dbUrl(values.db), config }, (call) => call("POST", `/api/v1/admin/accounts/${encodeURIComponent(values.account!)}/billing/release`, {})));
+  out(await adminCall({ db, config }, (call) => call("POST", `/api/v1/admin/accounts/${encodeURIComponent(account)}/billing/release`, {})));
   return 0;
 }
 
@@ -223,6 +229,7 @@ async function accountSessionsCommand(sub: "sign-in-link" | "end-sessions", argv
   const { values } = parse(argv, { account: { type: "string" }, "base-url": { type: "string" }, db: { type: "string" }, config: { type: "string" } });
   if (values.help) return help("accounts");
   if (!values.account) throw new UsageError("--account is required");
+  const account = accountFlag(values.account);
   if (sub === "end-sessions" && values["base-url"] !== undefined) throw new UsageError("--base-url applies only to sign-in-link");
   let base = "http://localhost:8787";
   if (values["base-url"] !== undefined) {
@@ -235,9 +242,10 @@ async function accountSessionsCommand(sub: "sign-in-link" | "end-sessions", argv
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError("--base-url must be an http:// or https:// URL");
     base = url.origin;
   }
+  const db = dbUrl(values.db);
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
-  const path = `/api/v1/admin/accounts/${encodeURIComponent(values.account)}/`;
-  const body = await adminCall({ db: dbUrl(values.db), config }, async (call) =>
+  const path = `/api/v1/admin/accounts/${encodeURIComponent(account)}/`;
+  const body = await adminCall({ db, config }, async (call) =>
     sub === "end-sessions" ? call("DELETE", `${path}sessions`, undefined) : call("POST", `${path}sign-in-links`, undefined),
   );
   if (sub === "sign-in-link") {
@@ -262,13 +270,18 @@ async function keysCommand(argv: string[]): Promise<number> {
   });
   if (values.help) return help("keys");
   for (const flag of ["account", "name", "scopes"] as const) if (!values[flag]) throw new UsageError(`--${flag} is required`);
-  const environment = values.environment ?? values.env;
-  if (!environment) throw new UsageError("--environment is required (live or test)");
-  const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
+  if (values.environment !== undefined && values.env !== undefined && values.environment !== values.env) throw new UsageError("--environment and --env disagree: give one");
+  const given = values.environment ?? values.env;
+  if (!given) throw new UsageError("--environment is required (live or test)");
+  const environment = oneOf("environment", given, ["live", "test"] as const);
+  const account = accountFlag(values.account!);
   const scopes = values.scopes!.split(",").map((s) => s.trim()).filter(Boolean);
-  const account = values.account!;
+  if (scopes.length === 0) throw new UsageError("--scopes needs at least one scope, comma-separated");
+  for (const scope of scopes) oneOf("scopes", scope, SCOPES);
+  const db = dbUrl(values.db);
+  const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
   // The operator's command acts as the account in-process, without a console session (see adminCall).
-  const body = await adminCall({ db: dbUrl(values.db), config, consoleAccount: account }, async (call) => {
+  const body = await adminCall({ db, config, consoleAccount: account }, async (call) => {
     await call("GET", `/api/v1/admin/accounts/${encodeURIComponent(account)}`, undefined);
     return call("POST", "/api/v1/console/keys", { name: values.name, environment, scopes });
   });
@@ -336,7 +349,9 @@ export async function main(argv: string[]): Promise<number> {
     if (!run) throw new UsageError(`unknown command "${command}"`);
     return await run(rest);
   } catch (e) {
-    if (e instanceof UsageError) {
+    // A flag value the API refuses as invalid (422 validation.*: a name too long, a limit out of its bounds) is a
+    // usage error like any other; a well-formed call the API refuses (unknown account, scope above the tier) is not.
+    if (e instanceof UsageError || (e instanceof AdminCallError && e.status === 422)) {
       process.stderr.write(`benchdata ${command}: ${e.message}\n\n${USAGE[command] ?? USAGE.main}\n`);
       return 2;
     }

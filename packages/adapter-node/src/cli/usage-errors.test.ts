@@ -1,0 +1,112 @@
+// Every mistake in how a command is called exits 2 (docs/operations.md), before any database is opened; a
+// well-formed call that fails exits 1. Runs `main` in-process (the exit code is its result) to keep the table cheap.
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { main } from "./main.ts";
+
+/** Runs the CLI in-process; resolves to its exit code and what it wrote to stdout and stderr. */
+async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    return { code: await main(argv), stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+const ACC = "acc_01JAAAAAAAAAAAAAAAAAAAAAAA";
+
+describe("usage errors exit 2, for every command", () => {
+  let dir: string;
+  let never: string;
+  let db: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "benchdata-usage-"));
+    never = join(dir, "never.db");
+    db = `sqlite:${join(dir, "cli.db")}`;
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // [argv, what stderr must say]; each with --db pointing at a file that must never be created.
+  const table: [string[], string][] = [
+    [["frobnicate"], 'unknown command "frobnicate"'],
+    [["serve", "--prot", "1"], "--prot"],
+    [["serve", "--port", "eighty"], "--port must be an integer"],
+    [["serve", "--port", "70000"], "--port must be an integer from 0 to 65535"],
+    [["serve", "extra"], 'unexpected argument "extra"'],
+    [["serve", "--db", "mysql://u:hunter2pw@h/db"], "--db must be sqlite:PATH, postgres://… or memory:"],
+    [["demo", "--port", "99999"], "--port must be an integer from 0 to 65535"],
+    [["migrate", "--db", "sqlite:"], '--db "sqlite:" needs a path'],
+    [["migrate", "--db", "benchdata.db"], "--db must be sqlite:PATH"],
+    [["accounts", "frob"], 'unknown accounts command "frob"'],
+    [["accounts", "create", "--name", "x"], "--tier is required"],
+    [["accounts", "create", "--tier", "growth"], "--name is required"],
+    [["accounts", "create", "--name", "x", "--tier", "gold"], '--tier must be one of developer, startup, growth, enterprise, got "gold"'],
+    [["accounts", "create", "--name"], "--name"],
+    [["accounts", "update", "--tier", "growth"], "--account is required"],
+    [["accounts", "update", "--account", ACC], "nothing to change"],
+    [["accounts", "update", "--account", ACC, "--tier", "platinum"], "--tier must be one of"],
+    [["accounts", "update", "--account", ACC, "--per-minute", "many"], "--per-minute must be an integer"],
+    [["accounts", "update", "--account", "bob", "--tier", "growth"], "--account must be an account id"],
+    [["accounts", "release-hold"], "--account is required"],
+    [["accounts", "release-hold", "--account", "acc_1"], "--account must be an account id"],
+    [["accounts", "sign-in-link", "--account", ACC, "--base-url", "ftp://x"], "--base-url must be an http:// or https:// URL"],
+    [["accounts", "sign-in-link", "--account", ACC, "--base-url", "not a url"], "is not a URL"],
+    [["accounts", "end-sessions", "--account", ACC, "--base-url", "https://x"], "--base-url applies only to sign-in-link"],
+    [["accounts", "end-sessions"], "--account is required"],
+    [["keys", "rotate"], 'unknown keys command "rotate"'],
+    [["keys", "create", "--account", ACC, "--name", "k", "--environment", "test"], "--scopes is required"],
+    [["keys", "create", "--account", ACC, "--name", "k", "--scopes", "benchmarks:read"], "--environment is required"],
+    [["keys", "create", "--account", ACC, "--name", "k", "--environment", "prod", "--scopes", "benchmarks:read"], '--environment must be one of live, test, got "prod"'],
+    [["keys", "create", "--account", ACC, "--name", "k", "--environment", "live", "--env", "test", "--scopes", "benchmarks:read"], "--environment and --env disagree"],
+    [["keys", "create", "--account", ACC, "--name", "k", "--environment", "test", "--scopes", "benchmarks:read,nope:read"], '--scopes must be one of benchmarks:read'],
+    [["keys", "create", "--account", ACC, "--name", "k", "--environment", "test", "--scopes", " , "], "--scopes needs at least one scope"],
+    [["keys", "create", "--account", "key_01JAAAAAAAAAAAAAAAAAAAAAAA", "--name", "k", "--environment", "test", "--scopes", "benchmarks:read"], "--account must be an account id"],
+    [["import"], "the FILE to import is required"],
+    [["import", "a.csv", "b.csv"], 'unexpected argument "b.csv"'],
+    [["import", "/nonexistent/rows.csv"], "cannot read /nonexistent/rows.csv"],
+    [["import", "package.json", "--format", "xml"], "--format must be csv or ndjson"],
+    [["webhooks", "rotate"], 'unknown webhooks command "rotate"'],
+    [["webhooks", "reseal", "--db", "redis://x"], "--db must be sqlite:PATH"],
+  ];
+
+  it.each(table)("%j → exit 2", async (argv, says) => {
+    const withDb = argv.includes("--db") || argv[0] === "frobnicate" ? argv : [...argv, "--db", `sqlite:${never}`];
+    const r = await run(withDb);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(says);
+    // The usage follows the message, and a password in a URL is never echoed.
+    expect(r.stderr).toContain("Usage: benchdata");
+    expect(r.stderr).not.toContain("hunter2pw");
+    expect(existsSync(never), "no database is created for a usage error").toBe(false);
+  });
+
+  it("a value the API refuses as invalid is a usage error (2); a well-formed call it refuses is a failure (1)", async () => {
+    const created = await run(["accounts", "create", "--name", "Usage Co", "--tier", "developer", "--db", db]);
+    expect(created.code, created.stderr).toBe(0);
+    const account = JSON.parse(created.stdout).account_id as string;
+
+    const zero = await run(["accounts", "update", "--account", account, "--block-size", "0", "--db", db]);
+    expect([zero.code, zero.stderr.includes("block_size"), zero.stderr.includes("validation.invalid_body")]).toEqual([2, true, true]);
+    const long = await run(["accounts", "create", "--name", "x".repeat(1000), "--tier", "growth", "--db", db]);
+    expect([long.code, long.stderr.includes("validation.invalid_body")]).toEqual([2, true]);
+
+    // Well-formed, refused: the scope is above the account's tier; the account does not exist.
+    const above = await run(["keys", "create", "--account", account, "--name", "k", "--environment", "test", "--scopes", "score:read", "--db", db]);
+    expect([above.code, above.stderr.includes("console.scope_not_permitted")]).toEqual([1, true]);
+    const missing = await run(["accounts", "release-hold", "--account", ACC, "--db", db]);
+    expect([missing.code, missing.stderr.includes(ACC)]).toEqual([1, true]);
+  });
+});
