@@ -24,7 +24,7 @@ type Operation = {
   summary: string;
   security: Record<string, unknown>[];
   parameters?: Parameter[];
-  requestBody?: unknown;
+  requestBody?: { required?: boolean };
   responses: Record<string, { content?: Record<string, unknown> }>;
 };
 
@@ -99,7 +99,7 @@ function methodsFiles(doc: Doc): { functions: string; klass: string } {
       parts.push("query");
     }
     if (op.requestBody) {
-      args.push(`body: BodyOf<"${id}">`);
+      args.push(`body${op.requestBody.required === false ? "?" : ""}: BodyOf<"${id}">`);
       parts.push("body");
     }
     args.push("options?: CallOptions");

@@ -135,6 +135,36 @@ describe("benchdata CLI", () => {
     }
   }, 120_000);
 
+  it("accounts suspend refuses the account's key and console at once on a server running on the same file; accounts resume restores them", async () => {
+    const acc = JSON.parse(cli(["accounts", "create", "--name", "Suspend Co", "--tier", "startup", "--db", db]).stdout);
+    const key = JSON.parse(cli(["keys", "create", "--account", acc.account_id, "--name", "k", "--environment", "test", "--scopes", "benchmarks:read", "--db", db]).stdout);
+    const node = await startServe(["--db", db]);
+    try {
+      const data = () => http(`${node.url}/data/v1/benchmarks?category=retail`, { headers: { host: "sandbox.example.com", authorization: `Bearer ${key.raw_key}` } });
+      const consoleKeys = () => http(`${node.url}/api/v1/console/keys`, { headers: { authorization: `Bearer ${acc.session_token}` } });
+      expect((await data()).status).toBe(200);
+      const s = cli(["accounts", "suspend", acc.account_id, "--reason", "abuse report", "--db", db]);
+      expect(s.status, s.stderr).toBe(0);
+      expect(JSON.parse(s.stdout)).toMatchObject({ account_id: acc.account_id, status: "suspended", suspended_reason: "abuse report" });
+      // The server remembered the key; it refuses it at its very next request.
+      const refused = await data();
+      expect(refused.status).toBe(403);
+      expect(refused.json.code).toBe("account.suspended");
+      expect((await consoleKeys()).json.code).toBe("account.suspended");
+      const r = cli(["accounts", "resume", "--account", acc.account_id, "--db", db]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ status: "active", suspended_at: null });
+      expect((await data()).status).toBe(200);
+      expect((await consoleKeys()).status).toBe(200);
+    } finally {
+      await node.stop();
+    }
+    // Usage errors (exit 2) are in usage-errors.test.ts; a well-formed call for an account that does not exist exits 1.
+    const missing = cli(["accounts", "suspend", "acc_00000000000000000000000000", "--db", db]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain("No account `acc_00000000000000000000000000`");
+  }, 120_000);
+
   it("import: a good file is loaded with a summary; a bad row fails with its line number and changes nothing", () => {
     const good = join(dir, "good.csv");
     const rows = ["business_id,category,segment,period,metric,value"];

@@ -74,7 +74,10 @@ type Params<K extends OperationId> = operations[K]["parameters"];
 export type QueryOf<K extends OperationId> = NonNullable<Params<K>["query"]>;
 
 /** The JSON request body of operation `K`. */
-export type BodyOf<K extends OperationId> = operations[K] extends { requestBody: { content: { "application/json": infer B } } } ? B : never;
+export type BodyOf<K extends OperationId> = JsonBody<NonNullable<operations[K]["requestBody"]>>;
+
+// An operation without a body has `requestBody?: never`; one whose body may be left out, `requestBody?: {…}`.
+type JsonBody<R> = [R] extends [never] ? never : R extends { content: { "application/json": infer B } } ? B : never;
 
 type SuccessResponse<K extends OperationId> = OperationOf<K>["status"] extends keyof operations[K]["responses"] ? operations[K]["responses"][OperationOf<K>["status"]] : never;
 

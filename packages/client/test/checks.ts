@@ -221,6 +221,21 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   equal([full?.status, full?.code], [409, "console.limit_reached"], "key limit");
   ok("more error codes");
 
+  // Suspension: the account's keys and console answer account.suspended until the operator resumes it
+  const paused = await admin.adminCreateAccount({ name: `suspended ${label}`, tier: "developer" });
+  const pausedConsole = new Benchdata({ ...base, sessionToken: paused.data.session_token });
+  const pausedKey = await pausedConsole.createKey({ name: "k", environment: "test", scopes: ["benchmarks:read"] });
+  const pausedData = new Benchdata({ ...base, apiKey: pausedKey.data.raw_key });
+  equal((await pausedData.getBenchmarks({ category: "saas" })).status, 200, "before the suspension");
+  const suspension = await admin.adminSuspendAccount(paused.data.account_id);
+  equal([suspension.data.status, suspension.data.suspended_reason], ["suspended", null], "adminSuspendAccount without a body");
+  await expectCode(() => pausedData.getBenchmarks({ category: "saas" }), 403, "account.suspended", "key of a suspended account");
+  await expectCode(() => pausedConsole.listKeys(), 403, "account.suspended", "console of a suspended account");
+  equal((await admin.adminSuspendAccount(paused.data.account_id, { reason: "again" })).data.suspended_reason, null, "suspending again changes nothing");
+  equal((await admin.adminResumeAccount(paused.data.account_id)).data.status, "active", "adminResumeAccount");
+  equal((await pausedData.getBenchmarks({ category: "saas" })).status, 200, "resumed");
+  ok("suspension");
+
   // Sessions: a sign-in link exchanged for a session, sign-out, the operator ends all sessions
   const link = await admin.adminCreateSignInLink(accountId);
   const token = link.data.sign_in_url.split("#sign-in=")[1] ?? fail("sign-in token in the link");

@@ -25,10 +25,10 @@ export function oneOf<T extends string>(name: string, value: string, allowed: re
   throw new UsageError(`--${name} must be one of ${allowed.join(", ")}, got "${value}"`);
 }
 
-/** An account id flag (`acc_` and a ULID), or a usage error naming it. */
-export function accountFlag(value: string): string {
+/** An account id flag (`acc_` and a ULID), or a usage error naming it (`--account`, or how else it was given). */
+export function accountFlag(value: string, name = "--account"): string {
   if (/^acc_[0-9A-HJKMNP-TV-Z]{26}$/.test(value)) return value;
-  throw new UsageError(`--account must be an account id (acc_ and 26 characters, as accounts create printed it), got "${value}"`);
+  throw new UsageError(`${name} must be an account id (acc_ and 26 characters, as accounts create printed it), got "${value}"`);
 }
 
 /** Parses `argv` with the given string/boolean options; unknown flags are usage errors. */

@@ -24,6 +24,8 @@ Commands:
   accounts release-hold  let automatic charges start again for an account held this period
   accounts sign-in-link   print a one-time link that signs a customer into the browser console
   accounts end-sessions   end every console session of an account
+  accounts suspend   refuse an account's keys and console at once; its webhooks and charges wait
+  accounts resume    undo a suspension
   keys create        create an API key for an account and print it (the raw key is shown once)
   import FILE        load live observations from CSV or NDJSON, all or nothing
   webhooks reseal    re-seal every webhook signing secret under the current operator key
@@ -53,6 +55,8 @@ Creates or upgrades the schema. Safe to run while other instances start.`,
        benchdata accounts release-hold --account ACC_ID [--db URL] [--config FILE]
        benchdata accounts sign-in-link --account ACC_ID [--base-url URL] [--db URL] [--config FILE]
        benchdata accounts end-sessions --account ACC_ID [--db URL] [--config FILE]
+       benchdata accounts suspend ACC_ID [--reason TEXT] [--db URL] [--config FILE]
+       benchdata accounts resume ACC_ID [--db URL] [--config FILE]
 
 create        prints {"account_id", "tier", "session_token"}; the session token is shown once.
 sign-in-link  prints {"sign_in_url", "expires_at", …}: a link to hand the customer. Opening it signs the
@@ -60,7 +64,11 @@ sign-in-link  prints {"sign_in_url", "expires_at", …}: a link to hand the cust
               --base-url is the server's public origin (default http://localhost:8787).
 end-sessions  ends every console session of the account at once and voids its unused sign-in links.
 update        prints the account; limits keep the admin API's bounds (a block size is at least 1).
-release-hold  lifts the hold on automatic charges for the current billing period (docs/billing.md).`,
+release-hold  lifts the hold on automatic charges for the current billing period (docs/billing.md).
+suspend       stops the account at once, on every instance, deleting nothing: its keys' requests, its console
+              and sign-in get 403 account.suspended; its webhook deliveries and charges wait. --reason is the
+              operator's note (never shown to the customer). Prints the account. (ACC_ID or --account ACC_ID.)
+resume        undoes it: keys and sessions work again, waiting deliveries and charges go out. Prints the account.`,
   keys: `Usage: benchdata keys create --account ACC_ID --name NAME --environment live|test --scopes S1,S2 [--db URL] [--config FILE]
 
 Prints the key record with "raw_key" (shown once). Scopes must be permitted by the account's tier.`,
@@ -177,6 +185,7 @@ async function accountsCommand(argv: string[]): Promise<number> {
   if (sub === "update") return accountsUpdate(rest);
   if (sub === "release-hold") return accountsReleaseHold(rest);
   if (sub === "sign-in-link" || sub === "end-sessions") return accountSessionsCommand(sub, rest);
+  if (sub === "suspend" || sub === "resume") return accountStatusCommand(sub, rest);
   if (sub !== "create") throw new UsageError(`unknown accounts command "${sub}"`);
   const { values } = parse(rest, { name: { type: "string" }, tier: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
   if (values.help) return help("accounts");
@@ -222,6 +231,22 @@ async function accountsReleaseHold(argv: string[]): Promise<number> {
   const db = dbUrl(values.db);
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
   out(await adminCall({ db, config }, (call) => call("POST", `/api/v1/admin/accounts/${encodeURIComponent(account)}/billing/release`, {})));
+  return 0;
+}
+
+async function accountStatusCommand(sub: "suspend" | "resume", argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { account: { type: "string" }, reason: { type: "string" }, db: { type: "string" }, config: { type: "string" } }, 1);
+  if (values.help) return help("accounts");
+  if (positionals[0] !== undefined && values.account !== undefined) throw new UsageError("give the account once: ACC_ID or --account ACC_ID");
+  const given = positionals[0] ?? values.account;
+  if (!given) throw new UsageError(`the account is required: benchdata accounts ${sub} ACC_ID`);
+  const account = accountFlag(given, positionals[0] !== undefined ? "ACC_ID" : "--account");
+  if (sub === "resume" && values.reason !== undefined) throw new UsageError("--reason applies only to suspend");
+  if (values.reason !== undefined && values.reason.trim() === "") throw new UsageError("--reason must not be empty");
+  const db = dbUrl(values.db);
+  const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
+  const body = values.reason !== undefined ? { reason: values.reason } : undefined;
+  out(await adminCall({ db, config }, (call) => call("POST", `/api/v1/admin/accounts/${encodeURIComponent(account)}/${sub}`, body)));
   return 0;
 }
 

@@ -66,6 +66,13 @@ describe("usage errors exit 2, for every command", () => {
     [["accounts", "sign-in-link", "--account", ACC, "--base-url", "not a url"], "is not a URL"],
     [["accounts", "end-sessions", "--account", ACC, "--base-url", "https://x"], "--base-url applies only to sign-in-link"],
     [["accounts", "end-sessions"], "--account is required"],
+    [["accounts", "suspend"], "the account is required"],
+    [["accounts", "suspend", ACC, "--account", ACC], "give the account once"],
+    [["accounts", "suspend", "bob"], 'ACC_ID must be an account id (acc_ and 26 characters, as accounts create printed it), got "bob"'],
+    [["accounts", "suspend", ACC, "--reason", "  "], "--reason must not be empty"],
+    [["accounts", "suspend", ACC, "extra"], 'unexpected argument "extra"'],
+    [["accounts", "resume", "--account", "acc_1"], "--account must be an account id"],
+    [["accounts", "resume", ACC, "--reason", "why"], "--reason applies only to suspend"],
     [["keys", "rotate"], 'unknown keys command "rotate"'],
     [["keys", "create", "--account", ACC, "--name", "k", "--environment", "test"], "--scopes is required"],
     [["keys", "create", "--account", ACC, "--name", "k", "--scopes", "benchmarks:read"], "--environment is required"],
@@ -108,5 +115,10 @@ describe("usage errors exit 2, for every command", () => {
     expect([above.code, above.stderr.includes("console.scope_not_permitted")]).toEqual([1, true]);
     const missing = await run(["accounts", "release-hold", "--account", ACC, "--db", db]);
     expect([missing.code, missing.stderr.includes(ACC)]).toEqual([1, true]);
+    // A reason over 500 characters is invalid (2); suspending an account that does not exist is refused (1).
+    const longReason = await run(["accounts", "suspend", account, "--reason", "x".repeat(501), "--db", db]);
+    expect([longReason.code, longReason.stderr.includes("validation.invalid_body")]).toEqual([2, true]);
+    const noSuch = await run(["accounts", "suspend", ACC, "--db", db]);
+    expect([noSuch.code, noSuch.stderr.includes(ACC)]).toEqual([1, true]);
   });
 });

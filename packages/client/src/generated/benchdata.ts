@@ -195,6 +195,16 @@ export class Benchdata extends Client {
     return fn.adminUpdateAccount(this, accountId, body, options);
   }
 
+  /** Suspend an account (`POST /api/v1/admin/accounts/{account_id}/suspend`). */
+  adminSuspendAccount(accountId: string, body?: BodyOf<"adminSuspendAccount">, options?: CallOptions): Promise<ResponseOf<"adminSuspendAccount">> {
+    return fn.adminSuspendAccount(this, accountId, body, options);
+  }
+
+  /** Resume a suspended account (`POST /api/v1/admin/accounts/{account_id}/resume`). */
+  adminResumeAccount(accountId: string, options?: CallOptions): Promise<ResponseOf<"adminResumeAccount">> {
+    return fn.adminResumeAccount(this, accountId, options);
+  }
+
   /** Issue a console session token (`POST /api/v1/admin/accounts/{account_id}/sessions`). */
   adminCreateSession(accountId: string, options?: CallOptions): Promise<ResponseOf<"adminCreateSession">> {
     return fn.adminCreateSession(this, accountId, options);

@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   "auth.ip_not_allowed",
   "auth.environment_mismatch",
   "auth.live_key_in_browser",
+  "account.suspended",
   "console.scope_not_permitted",
   "console.csrf_refused",
   "not_found",

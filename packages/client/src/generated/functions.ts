@@ -193,6 +193,16 @@ export function adminUpdateAccount(client: Client, accountId: string, body: Body
   return send(client, { method: "PATCH", path: "/api/v1/admin/accounts/{account_id}", security: "admin", status: 200, mediaType: "application/json" }, { path: [accountId], body }, options);
 }
 
+/** Suspend an account (`POST /api/v1/admin/accounts/{account_id}/suspend`). */
+export function adminSuspendAccount(client: Client, accountId: string, body?: BodyOf<"adminSuspendAccount">, options?: CallOptions): Promise<ResponseOf<"adminSuspendAccount">> {
+  return send(client, { method: "POST", path: "/api/v1/admin/accounts/{account_id}/suspend", security: "admin", status: 200, mediaType: "application/json" }, { path: [accountId], body }, options);
+}
+
+/** Resume a suspended account (`POST /api/v1/admin/accounts/{account_id}/resume`). */
+export function adminResumeAccount(client: Client, accountId: string, options?: CallOptions): Promise<ResponseOf<"adminResumeAccount">> {
+  return send(client, { method: "POST", path: "/api/v1/admin/accounts/{account_id}/resume", security: "admin", status: 200, mediaType: "application/json" }, { path: [accountId] }, options);
+}
+
 /** Issue a console session token (`POST /api/v1/admin/accounts/{account_id}/sessions`). */
 export function adminCreateSession(client: Client, accountId: string, options?: CallOptions): Promise<ResponseOf<"adminCreateSession">> {
   return send(client, { method: "POST", path: "/api/v1/admin/accounts/{account_id}/sessions", security: "admin", status: 201, mediaType: "application/json" }, { path: [accountId] }, options);

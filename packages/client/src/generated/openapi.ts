@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Sign the browser console in
-         * @description For the browser console: a one-time sign-in token (`bds_link_…`) is consumed and exchanged for a new session; a session token (`bds_sess_…`) is kept as is. Either way the session is set as an `HttpOnly; Secure; SameSite=Strict` cookie. Needs the `X-Benchdata-Console` header (CSRF). Scripts send `Authorization: Bearer <session token>` instead and need not call this.
+         * @description For the browser console: a one-time sign-in token (`bds_link_…`) is consumed and exchanged for a new session; a session token (`bds_sess_…`) is kept as is. Either way the session is set as an `HttpOnly; Secure; SameSite=Strict` cookie. Needs the `X-Benchdata-Console` header (CSRF). Scripts send `Authorization: Bearer <session token>` instead and need not call this. A suspended account is refused: 403 `account.suspended` (a link is used up).
          */
         post: operations["consoleSignIn"];
         delete?: never;
@@ -655,6 +655,46 @@ export interface paths {
         patch: operations["adminUpdateAccount"];
         trace?: never;
     };
+    "/api/v1/admin/accounts/{account_id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend an account
+         * @description Stops an account without deleting anything, at once on every instance: every data request with any of its keys, every console request (so no new key can be made) and every console sign-in is refused with 403 `account.suspended`; its webhook deliveries and pending charges wait, neither sent nor dead. Emits `account.suspended` (the operator's log line at once; the account's webhooks receive it after a resumption, since theirs are paused). Suspending a suspended account changes nothing and keeps the first reason. The body (`reason`) may be left out. Undo with the resume operation.
+         */
+        post: operations["adminSuspendAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/accounts/{account_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a suspended account
+         * @description Undoes a suspension, at once on every instance: the account's keys (those active before, and only those) and console sessions work again, its waiting webhook deliveries go out (`account.suspended` first, then `account.resumed`) and its pending charges are attempted. The time suspended does not count toward disabling a failing webhook. Resuming an active account changes nothing. No body.
+         */
+        post: operations["adminResumeAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/accounts/{account_id}/sessions": {
         parameters: {
             query?: never;
@@ -784,7 +824,7 @@ export interface components {
              * @description Stable machine-readable code, e.g. `auth.unknown_key`.
              * @enum {string}
              */
-            code: "request.invalid_json" | "auth.missing_key" | "auth.malformed_key" | "auth.unknown_key" | "auth.inactive_key" | "console.invalid_session" | "console.invalid_sign_in" | "admin.invalid_token" | "metrics.invalid_token" | "quota.exhausted" | "quota.held" | "auth.insufficient_scope" | "auth.ip_not_allowed" | "auth.environment_mismatch" | "auth.live_key_in_browser" | "console.scope_not_permitted" | "console.csrf_refused" | "not_found" | "data.not_found" | "data.insufficient_sample" | "method_not_allowed" | "console.limit_reached" | "console.key_revoked" | "console.webhook_disabled" | "billing.nothing_to_charge" | "request.too_large" | "request.unsupported_media_type" | "validation.missing_parameter" | "validation.invalid_parameter" | "validation.out_of_range" | "validation.invalid_category" | "validation.invalid_metric" | "validation.metric_not_offered" | "validation.invalid_body" | "validation.invalid_url" | "rate_limit.exceeded" | "internal" | "not_implemented" | "service.unavailable" | "request.invalid" | "request.headers_too_large" | "request.timeout";
+            code: "request.invalid_json" | "auth.missing_key" | "auth.malformed_key" | "auth.unknown_key" | "auth.inactive_key" | "console.invalid_session" | "console.invalid_sign_in" | "admin.invalid_token" | "metrics.invalid_token" | "quota.exhausted" | "quota.held" | "auth.insufficient_scope" | "auth.ip_not_allowed" | "auth.environment_mismatch" | "auth.live_key_in_browser" | "account.suspended" | "console.scope_not_permitted" | "console.csrf_refused" | "not_found" | "data.not_found" | "data.insufficient_sample" | "method_not_allowed" | "console.limit_reached" | "console.key_revoked" | "console.webhook_disabled" | "billing.nothing_to_charge" | "request.too_large" | "request.unsupported_media_type" | "validation.missing_parameter" | "validation.invalid_parameter" | "validation.out_of_range" | "validation.invalid_category" | "validation.invalid_metric" | "validation.metric_not_offered" | "validation.invalid_body" | "validation.invalid_url" | "rate_limit.exceeded" | "internal" | "not_implemented" | "service.unavailable" | "request.invalid" | "request.headers_too_large" | "request.timeout";
             /** @description The HTTP status, repeated. */
             status: number;
         };
@@ -3770,6 +3810,15 @@ export interface operations {
                             customer_ref: string | null;
                             payment_method_ref: string | null;
                         };
+                        /**
+                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).
+                         * @enum {string}
+                         */
+                        status: "active" | "suspended";
+                        /** @description When the current suspension began; null while active. */
+                        suspended_at: string | null;
+                        /** @description The operator's note on the suspension (never shown to the customer); null while active. */
+                        suspended_reason: string | null;
                     };
                 };
             };
@@ -3846,6 +3895,15 @@ export interface operations {
                             customer_ref: string | null;
                             payment_method_ref: string | null;
                         };
+                        /**
+                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).
+                         * @enum {string}
+                         */
+                        status: "active" | "suspended";
+                        /** @description When the current suspension began; null while active. */
+                        suspended_at: string | null;
+                        /** @description The operator's note on the suspension (never shown to the customer); null while active. */
+                        suspended_reason: string | null;
                     };
                 };
             };
@@ -3926,6 +3984,15 @@ export interface operations {
                             customer_ref: string | null;
                             payment_method_ref: string | null;
                         };
+                        /**
+                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).
+                         * @enum {string}
+                         */
+                        status: "active" | "suspended";
+                        /** @description When the current suspension began; null while active. */
+                        suspended_at: string | null;
+                        /** @description The operator's note on the suspension (never shown to the customer); null while active. */
+                        suspended_reason: string | null;
                     };
                 };
             };
@@ -3935,6 +4002,143 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    adminSuspendAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's identifier (`acc_…`). */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The operator's note on why (shown in the admin API and the operator's log, never to the customer). */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account, suspended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account_id: string;
+                        name: string;
+                        /** @enum {string} */
+                        tier: "developer" | "startup" | "growth" | "enterprise";
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Effective limits: the tier's, overridden by the account's own. */
+                        limits: {
+                            per_minute: number;
+                            per_day: number;
+                            monthly_quota: number;
+                            block_size: number;
+                            block_price: number;
+                        };
+                        /** @description The account's own overrides. */
+                        limit_overrides: {
+                            per_minute?: number;
+                            per_day?: number;
+                            monthly_quota?: number;
+                            block_size?: number;
+                            block_price?: number;
+                        };
+                        allowed_cidrs: string[];
+                        billing: {
+                            customer_ref: string | null;
+                            payment_method_ref: string | null;
+                        };
+                        /**
+                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).
+                         * @enum {string}
+                         */
+                        status: "active" | "suspended";
+                        /** @description When the current suspension began; null while active. */
+                        suspended_at: string | null;
+                        /** @description The operator's note on the suspension (never shown to the customer); null while active. */
+                        suspended_reason: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    adminResumeAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's identifier (`acc_…`). */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account, active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account_id: string;
+                        name: string;
+                        /** @enum {string} */
+                        tier: "developer" | "startup" | "growth" | "enterprise";
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description Effective limits: the tier's, overridden by the account's own. */
+                        limits: {
+                            per_minute: number;
+                            per_day: number;
+                            monthly_quota: number;
+                            block_size: number;
+                            block_price: number;
+                        };
+                        /** @description The account's own overrides. */
+                        limit_overrides: {
+                            per_minute?: number;
+                            per_day?: number;
+                            monthly_quota?: number;
+                            block_size?: number;
+                            block_price?: number;
+                        };
+                        allowed_cidrs: string[];
+                        billing: {
+                            customer_ref: string | null;
+                            payment_method_ref: string | null;
+                        };
+                        /**
+                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).
+                         * @enum {string}
+                         */
+                        status: "active" | "suspended";
+                        /** @description When the current suspension began; null while active. */
+                        suspended_at: string | null;
+                        /** @description The operator's note on the suspension (never shown to the customer); null while active. */
+                        suspended_reason: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
             503: components["responses"]["Error503"];
         };
     };

@@ -39,6 +39,8 @@ export const OPERATIONS = {
   adminGetAccount: { method: "GET", path: "/api/v1/admin/accounts/{account_id}", security: "admin", status: 200, mediaType: "application/json" },
   adminUpdateAccountPost: { method: "POST", path: "/api/v1/admin/accounts/{account_id}", security: "admin", status: 200, mediaType: "application/json" },
   adminUpdateAccount: { method: "PATCH", path: "/api/v1/admin/accounts/{account_id}", security: "admin", status: 200, mediaType: "application/json" },
+  adminSuspendAccount: { method: "POST", path: "/api/v1/admin/accounts/{account_id}/suspend", security: "admin", status: 200, mediaType: "application/json" },
+  adminResumeAccount: { method: "POST", path: "/api/v1/admin/accounts/{account_id}/resume", security: "admin", status: 200, mediaType: "application/json" },
   adminCreateSession: { method: "POST", path: "/api/v1/admin/accounts/{account_id}/sessions", security: "admin", status: 201, mediaType: "application/json" },
   adminRevokeSessions: { method: "DELETE", path: "/api/v1/admin/accounts/{account_id}/sessions", security: "admin", status: 200, mediaType: "application/json" },
   adminCreateSignInLink: { method: "POST", path: "/api/v1/admin/accounts/{account_id}/sign-in-links", security: "admin", status: 201, mediaType: "application/json" },

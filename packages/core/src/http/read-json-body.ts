@@ -59,6 +59,10 @@ export async function readJson(request: Request, maxBytes: number = MAX_BODY_BYT
   if (!isJsonContentType(request.headers.get("content-type"))) throw UNSUPPORTED;
   const bytes = await readBytes(request, maxBytes);
   if (bytes.byteLength === 0) throw invalidJson("the body is empty");
+  return parseJson(bytes);
+}
+
+function parseJson(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = decoder.decode(bytes);
@@ -112,4 +116,17 @@ export function invalidBody(issue: v.BaseIssue<unknown>): ServiceError {
 /** Reads, parses and validates a JSON body in one step. */
 export async function readBody<S extends v.GenericSchema>(request: Request, schema: S): Promise<v.InferOutput<S>> {
   return validateBody(schema, await readJson(request));
+}
+
+/**
+ * Like `readBody`, for a body that may be left out (an action whose fields are all optional): an empty body,
+ * with or without `Content-Type: application/json`, is read as `{}`; anything else is read as `readBody` would.
+ */
+export async function readOptionalBody<S extends v.GenericSchema>(request: Request, schema: S): Promise<v.InferOutput<S>> {
+  const type = request.headers.get("content-type");
+  if (type !== null && !isJsonContentType(type)) throw UNSUPPORTED;
+  const bytes = await readBytes(request, MAX_BODY_BYTES);
+  if (bytes.byteLength === 0) return validateBody(schema, {});
+  if (type === null) throw UNSUPPORTED;
+  return validateBody(schema, parseJson(bytes));
 }

@@ -17,6 +17,8 @@ export interface RouteDoc {
   /** Path parameters and their descriptions. */
   readonly pathParams?: Readonly<Record<string, string>>;
   readonly body?: v.GenericSchema;
+  /** The body may be left out (documented as not required). */
+  readonly bodyOptional?: boolean;
   /** `mediaType` defaults to `application/json`; a body of another type without a schema is documented as text. */
   readonly success: { readonly status: number; readonly description: string; readonly schema?: v.GenericSchema; readonly mediaType?: string };
   /** Error statuses the route may answer (each with the `{detail, code, status}` body). */

@@ -71,7 +71,7 @@ describe("OpenAPI document", () => {
       "GET /api/v1/console/webhooks/{webhook_id}/deliveries", "POST /api/v1/console/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", "POST /api/v1/console/webhooks/test",
       "GET /api/v1/console/invoices", "POST /api/v1/console/billing/retry",
       "POST /api/v1/admin/accounts", "GET /api/v1/admin/accounts/{account_id}", "PATCH /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}/sessions",
-      "POST /api/v1/admin/accounts/{account_id}/billing/release",
+      "POST /api/v1/admin/accounts/{account_id}/billing/release", "POST /api/v1/admin/accounts/{account_id}/suspend", "POST /api/v1/admin/accounts/{account_id}/resume",
       "DELETE /api/v1/admin/accounts/{account_id}/sessions", "POST /api/v1/admin/accounts/{account_id}/sign-in-links",
       "POST /api/v1/console/sign-in", "POST /api/v1/console/sign-out", "GET /api/v1/console/account", "GET /api/v1/console/usage/daily",
       "GET /healthz", "GET /readyz", "GET /openapi.json",

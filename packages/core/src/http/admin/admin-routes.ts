@@ -1,6 +1,6 @@
 /**
  * The operator's admin API under `/api/v1/admin`: create accounts, change their tier, limits, IP ranges and
- * billing references, and issue console session tokens. Bearer admin token, compared in constant time; the
+ * billing references, suspend and resume them, and issue console session tokens. Bearer admin token, compared in constant time; the
  * whole API answers 404 when no admin token is configured.
  */
 import * as v from "valibot";
@@ -15,7 +15,7 @@ import { parseCidr } from "../../net/cidr.ts";
 import { SCOPES, tierPermits, TIERS } from "../../scopes/scopes.ts";
 import type { AccountRecord, TierLimits } from "../../storage/types.ts";
 import type { AppContext } from "../app-options.ts";
-import { readBody } from "../read-json-body.ts";
+import { readBody, readOptionalBody } from "../read-json-body.ts";
 import type { Reply } from "../reply.ts";
 import { asServiceError, errorResponse, ok, replyResponse } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";
@@ -40,6 +40,9 @@ export const AccountSchema = v.object({
   limit_overrides: v.pipe(v.partial(LimitsSchema), v.description("The account's own overrides.")),
   allowed_cidrs: v.array(v.string()),
   billing: v.object({ customer_ref: v.nullable(v.string()), payment_method_ref: v.nullable(v.string()) }),
+  status: v.pipe(v.picklist(["active", "suspended"]), v.description("`suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).")),
+  suspended_at: v.pipe(v.nullable(Timestamp), v.description("When the current suspension began; null while active.")),
+  suspended_reason: v.pipe(v.nullable(v.string()), v.description("The operator's note on the suspension (never shown to the customer); null while active.")),
 });
 
 function limitsJson(l: Partial<TierLimits>): Partial<v.InferOutput<typeof LimitsSchema>> {
@@ -62,6 +65,9 @@ function accountView(app: AppContext, a: AccountRecord): v.InferOutput<typeof Ac
     limit_overrides: limitsJson(a.limits),
     allowed_cidrs: [...a.allowedCidrs],
     billing: { customer_ref: a.billing.customerRef ?? null, payment_method_ref: a.billing.paymentMethodRef ?? null },
+    status: a.status ?? "active",
+    suspended_at: a.suspendedAt != null ? isoTime(a.suspendedAt) : null,
+    suspended_reason: a.suspendedReason ?? null,
   };
 }
 
@@ -120,8 +126,10 @@ const UpdateAccountBody = v.strictObject({
 interface AdminOp<B extends v.GenericSchema | undefined> {
   readonly method: "GET" | "POST" | "PATCH" | "DELETE";
   readonly path: string;
-  readonly doc: Omit<RouteDoc, "tag" | "security" | "body" | "errors"> & { readonly errors: readonly number[] };
+  readonly doc: Omit<RouteDoc, "tag" | "security" | "body" | "bodyOptional" | "errors"> & { readonly errors: readonly number[] };
   readonly body?: B;
+  /** The body may be left out (read as `{}`). */
+  readonly bodyOptional?: boolean;
   handle(app: AppContext, params: Readonly<Record<string, string>>, body: B extends v.GenericSchema ? v.InferOutput<B> : undefined, now: number, request: Request): Promise<Reply>;
 }
 
@@ -314,8 +322,84 @@ const releaseHold = op({
   },
 });
 
+const SuspendBody = v.strictObject({
+  reason: v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.minLength(1, "must not be empty"),
+      v.maxLength(500, "must be at most 500 characters"),
+      v.description("The operator's note on why (shown in the admin API and the operator's log, never to the customer)."),
+    ),
+  ),
+});
+
+const suspendAccount = op({
+  method: "POST",
+  path: "/accounts/{account_id}/suspend",
+  body: SuspendBody,
+  bodyOptional: true,
+  doc: {
+    operationId: "adminSuspendAccount",
+    summary: "Suspend an account",
+    description:
+      "Stops an account without deleting anything, at once on every instance: every data request with any of its keys, every console request " +
+      "(so no new key can be made) and every console sign-in is refused with 403 `account.suspended`; its webhook deliveries and pending " +
+      "charges wait, neither sent nor dead. Emits `account.suspended` (the operator's log line at once; the " +
+      "account's webhooks receive it after a resumption, since theirs are paused). Suspending a suspended account changes nothing and keeps " +
+      "the first reason. The body (`reason`) may be left out. Undo with the resume operation.",
+    pathParams: ACCOUNT_ID,
+    success: { status: 200, description: "The account, suspended.", schema: AccountSchema },
+    errors: [404],
+  },
+  async handle(app, params, body, now) {
+    const id = params.account_id as string;
+    const eventId = newId("evt", app.clock, app.idRandom);
+    const r = await app.storage.setAccountStatus({ accountId: id, status: "suspended", reason: body.reason ?? null, now, eventId });
+    if (r === null) throw accountNotFound(id);
+    if (r.changed) {
+      // The operator's copy of account.suspended (the account's own webhooks get it once it is resumed).
+      app.logger.warn("account suspended by the operator: its keys and console are refused, its webhooks and charges wait", {
+        account_id: id,
+        reason: r.account.suspendedReason ?? null,
+        event_id: eventId,
+      });
+      app.hooks.eventsWritten();
+    }
+    return ok(accountView(app, r.account));
+  },
+});
+
+const resumeAccount = op({
+  method: "POST",
+  path: "/accounts/{account_id}/resume",
+  doc: {
+    operationId: "adminResumeAccount",
+    summary: "Resume a suspended account",
+    description:
+      "Undoes a suspension, at once on every instance: the account's keys (those active before, and only those) and console sessions work " +
+      "again, its waiting webhook deliveries go out (`account.suspended` first, then `account.resumed`) and its pending charges are " +
+      "attempted. The time suspended does not count toward disabling a failing webhook. Resuming an active account changes nothing. No body.",
+    pathParams: ACCOUNT_ID,
+    success: { status: 200, description: "The account, active.", schema: AccountSchema },
+    errors: [404],
+  },
+  async handle(app, params, _body, now) {
+    const id = params.account_id as string;
+    const eventId = newId("evt", app.clock, app.idRandom);
+    const before = await app.storage.getAccount(id);
+    const r = await app.storage.setAccountStatus({ accountId: id, status: "active", now, eventId });
+    if (r === null) throw accountNotFound(id);
+    if (r.changed) {
+      app.logger.info("account resumed by the operator", { account_id: id, suspended_at: before?.suspendedAt != null ? isoTime(before.suspendedAt) : null, event_id: eventId });
+      app.hooks.eventsWritten();
+    }
+    return ok(accountView(app, r.account));
+  },
+});
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const OPS: readonly AdminOp<any>[] = [createAccount, getAccount, patchAccount, postAccount, createSession, revokeSessions, createSignInLink, releaseHold];
+const OPS: readonly AdminOp<any>[] = [createAccount, getAccount, patchAccount, postAccount, suspendAccount, resumeAccount, createSession, revokeSessions, createSignInLink, releaseHold];
 
 /** The admin routes (for the router when an admin token is configured, and for the OpenAPI document always). */
 export function adminRoutes(app: AppContext): Route[] {
@@ -326,7 +410,7 @@ export function adminRoutes(app: AppContext): Route[] {
       try {
         const given = bearerToken(request.headers.get("authorization"));
         if (token === null || given === null || !timingSafeEqual(given, token)) throw INVALID_TOKEN;
-        const body = o.body ? await readBody(request, o.body) : undefined;
+        const body = o.body ? await (o.bodyOptional === true ? readOptionalBody : readBody)(request, o.body) : undefined;
         return replyResponse(await o.handle(app, params, body, app.clock.now(), request), { "cache-control": "no-store" });
       } catch (error) {
         return errorResponse(asServiceError(error, app.logger, label), { "cache-control": "no-store" });
@@ -338,7 +422,7 @@ export function adminRoutes(app: AppContext): Route[] {
       method: o.method,
       path: ADMIN_BASE + o.path,
       run,
-      doc: { ...o.doc, tag: "Admin", security: "admin", ...(o.body ? { body: o.body } : {}), errors: [...new Set(errors)] },
+      doc: { ...o.doc, tag: "Admin", security: "admin", ...(o.body ? { body: o.body } : {}), ...(o.bodyOptional === true ? { bodyOptional: true } : {}), errors: [...new Set(errors)] },
     };
   });
 }

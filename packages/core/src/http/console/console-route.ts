@@ -8,6 +8,7 @@ import { isServiceError } from "../../errors/service-error.ts";
 import type { AccountRecord, Storage } from "../../storage/types.ts";
 import type { Clock } from "../../clock/clock.ts";
 import type { AppContext, ConsoleAuth } from "../app-options.ts";
+import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
 import { unavailable } from "../fail-closed.ts";
 import type { QuerySchema } from "../query.ts";
 import { parseQuery } from "../query.ts";
@@ -26,6 +27,8 @@ export const INVALID_SESSION = new ServiceError(401, "console.invalid_session", 
 /** What a console handler receives once the session is known. */
 export interface ConsoleCall<B, Q> {
   readonly accountId: string;
+  /** The signed-in account as read when the request began (null on the routes without a session). */
+  readonly account: AccountRecord | null;
   readonly params: Readonly<Record<string, string>>;
   readonly body: B;
   readonly query: Q;
@@ -76,7 +79,8 @@ export function sessionTokenAuth(storage: Storage, clock: Clock, hash: SecretHas
 }
 
 /** The signed-in account's record; a session whose account is gone is an invalid session. */
-export async function accountOf(call: { readonly app: AppContext; readonly accountId: string }): Promise<AccountRecord> {
+export async function accountOf(call: { readonly app: AppContext; readonly accountId: string; readonly account?: AccountRecord | null }): Promise<AccountRecord> {
+  if (call.account) return call.account;
   const account = await call.app.storage.getAccount(call.accountId);
   if (account === null) throw INVALID_SESSION;
   return account;
@@ -90,6 +94,7 @@ export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
   const run = async (request: Request, params: Readonly<Record<string, string>>, search: string): Promise<Response> => {
     try {
       let accountId: string | null = "";
+      let account: AccountRecord | null = null;
       if (route.auth !== "none") {
         try {
           accountId = await app.consoleAuth(request);
@@ -97,10 +102,15 @@ export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
           throw isServiceError(error) ? error : unavailable(app, "consoleAuth", error);
         }
         if (accountId === null || accountId === "") throw INVALID_SESSION;
+        // Whatever authenticated the request (the built-in sessions or an embedder's own), a suspended account's
+        // console is refused, at once on every instance: the status is read afresh on every request.
+        account = await app.storage.getAccount(accountId);
+        if (account === null) throw INVALID_SESSION;
+        if (account.status === "suspended") throw ACCOUNT_SUSPENDED;
       }
       const query = route.query ? parseQuery(route.query, search) : undefined;
       const body = route.body ? await readBody(request, route.body) : undefined;
-      const reply = await route.handle({ accountId, params, body, query, request, now: app.clock.now(), app });
+      const reply = await route.handle({ accountId, account, params, body, query, request, now: app.clock.now(), app });
       return replyResponse(reply, { ...reply.headers, "cache-control": NO_STORE });
     } catch (error) {
       return errorResponse(asServiceError(error, app.logger, label), { "cache-control": NO_STORE });

@@ -5,6 +5,7 @@ import { effectiveLimits } from "../../config/config.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { generateSessionToken, isSessionToken, isSignInToken, sessionLifetimeMs } from "../../keys/session-token.ts";
 import { scopesForTier, SCOPES, TIERS } from "../../scopes/scopes.ts";
+import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
 import { ok } from "../reply.ts";
 import { accountOf, defineConsoleRoute } from "./console-route.ts";
 import { checkCsrf, clearedSessionCookie, presentedSession, sessionCookie } from "./console-session.ts";
@@ -33,7 +34,7 @@ export const signIn = defineConsoleRoute({
   operationId: "consoleSignIn",
   summary: "Sign the browser console in",
   description:
-    "For the browser console: a one-time sign-in token (`bds_link_…`) is consumed and exchanged for a new session; a session token (`bds_sess_…`) is kept as is. Either way the session is set as an `HttpOnly; Secure; SameSite=Strict` cookie. Needs the `X-Benchdata-Console` header (CSRF). Scripts send `Authorization: Bearer <session token>` instead and need not call this.",
+    "For the browser console: a one-time sign-in token (`bds_link_…`) is consumed and exchanged for a new session; a session token (`bds_sess_…`) is kept as is. Either way the session is set as an `HttpOnly; Secure; SameSite=Strict` cookie. Needs the `X-Benchdata-Console` header (CSRF). Scripts send `Authorization: Bearer <session token>` instead and need not call this. A suspended account is refused: 403 `account.suspended` (a link is used up).",
   body: SignInBody,
   success: { status: 200, description: "Signed in; `Set-Cookie` carries the session.", schema: SignedInSchema },
   errors: [401, 403],
@@ -43,17 +44,24 @@ export const signIn = defineConsoleRoute({
     let accountId: string | null = null;
     let sessionToken = token;
     let expiresAt: number | null = null;
+    let redeemed: string | null = null;
     if (isSignInToken(token)) {
       const session = generateSessionToken(app.random);
       expiresAt = now + sessionLifetimeMs(app.config.sessions.ttlDays);
       accountId = await app.storage.redeemSignInLink({ linkHash: app.hashSecret(token), now, session: { tokenHash: session.hash, createdAt: now, expiresAt } });
       sessionToken = session.raw;
+      redeemed = session.hash;
     } else if (isSessionToken(token)) {
       const hash = app.hashSecret(token);
       accountId = await app.storage.findSession(hash, now);
       expiresAt = accountId === null ? null : await app.storage.sessionExpiry(hash, now);
     }
     if (accountId === null || expiresAt === null) throw INVALID_SIGN_IN;
+    if ((await app.storage.getAccount(accountId))?.status === "suspended") {
+      // The link is used up either way; the session it made is ended, so nothing outlives the refusal.
+      if (redeemed !== null) await app.storage.deleteSession(redeemed);
+      throw ACCOUNT_SUSPENDED;
+    }
     return {
       status: 200,
       body: { account_id: accountId, expires_at: isoTime(expiresAt) },

@@ -1,7 +1,7 @@
 /**
- * The data request pipeline, in the spec's order: bearer key → format → lookup → active → IP allow-list →
- * environment → browser use of a live key → scopes → ONE `storage.admit` (per-key window, per-account day and,
- * for live keys, quota) → query validation and the handler. This is the hot path: everything per endpoint is
+ * The data request pipeline, in the spec's order: bearer key → format → lookup → active → (account not suspended)
+ * → IP allow-list → environment → browser use of a live key → scopes → ONE `storage.admit` (per-key window,
+ * per-account day and, for live keys, quota) → query validation and the handler. This is the hot path: everything per endpoint is
  * prepared once, storage is called once (`admit`, checking a remembered lookup) or twice (`findKeyByHash`
  * first, for a key not seen lately), and the body is serialized once. A request refused after its key was
  * found costs one more read (`peekLimits`) so that it too carries the `X-RateLimit-*` headers.
@@ -14,6 +14,7 @@ import { parseApiKey } from "../../keys/api-key.ts";
 import { ENDPOINT_SCOPES, SCOPE_MIN_TIER, tierPermits } from "../../scopes/scopes.ts";
 import type { AccountRecord, AdmitInput, AdmitQuota, AdmitResult, ApiKeyRecord, KeyLookup, Storage, TierLimits, WindowInfo } from "../../storage/types.ts";
 import type { AppContext, ClientInfo } from "../app-options.ts";
+import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
 import { unavailable } from "../fail-closed.ts";
 import { parseQuery } from "../query.ts";
 import { asServiceError, describeError, JSON_TYPE, NOSNIFF } from "../reply.ts";
@@ -150,6 +151,9 @@ function endpointPipeline(
   const refusal = (lookup: KeyLookup, request: Request, client: ClientInfo, cors: boolean): ServiceError | null => {
     const { key, account } = lookup;
     if (lookup.retired || !key.isActive) return INACTIVE_KEY;
+    // A suspension holds on every instance at its next request: it moves the account's version, so a lookup
+    // remembered from before is stale at admission (`expect.version`) and the fresh one lands here.
+    if (account.status === "suspended") return ACCOUNT_SUSPENDED;
     if (account.allowedCidrs.length > 0 && !addressAllowed(clientAddressOf(request, client, config.trustProxy), account.allowedCidrs)) return IP_NOT_ALLOWED;
     const target = requestTarget(config, request);
     if (key.environment !== target) return ENV_MISMATCH[target];

@@ -99,7 +99,7 @@ function operation(route: Route): Record<string, unknown> {
     tags: [d.tag],
     security: d.security === "none" ? [] : [{ [d.security]: [] }],
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(d.body ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchema(d.body, "input") } } } } : {}),
+    ...(d.body ? { requestBody: { required: d.bodyOptional !== true, content: { "application/json": { schema: jsonSchema(d.body, "input") } } } } : {}),
     responses,
   };
 }
