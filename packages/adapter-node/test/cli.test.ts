@@ -174,6 +174,11 @@ describe("benchdata CLI", () => {
     expect(ok.status, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout.trim().split("\n").pop()!)).toMatchObject({ rows: 40, businesses: 40 });
     expect(ok.stderr).toContain("imported 40 rows");
+    // Nothing was stored for retail 2026-Q2: it is added, not "replaced"; a second import replaces it.
+    expect(ok.stderr).toContain("(category, period) pairs: 1 added, 0 replaced");
+    expect(JSON.parse(ok.stdout.trim().split("\n").pop()!)).toMatchObject({ added: [{ category: "retail", period: "2026-Q2" }], replaced: [] });
+    const again = cli(["import", good, "--db", db]);
+    expect(again.stderr).toContain("(category, period) pairs: 0 added, 1 replaced");
 
     const bad = join(dir, "bad.csv");
     writeFileSync(bad, [rows[0], "a,retail,stores,2026-Q3,gross_margin,0.5", "b,retail,stores,2026-Q3,churn_rate,0.1", ""].join("\n"));

@@ -60,11 +60,13 @@ function importSuite(name: string, create: () => Promise<{ s: Storage; dispose()
       expect(sum).toMatchObject({ rows: 6, businesses: 4, periods: 3, belowMinimum: 0 });
       // Q1 gross_margin: smb, enterprise, all; Q1 churn: enterprise, all; Q2: smb, all; 2026-04: smb, all.
       expect(sum.cells).toBe(9);
-      expect(sum.replaced).toEqual([
+      // Nothing was there: every (category, period) is added, none replaced.
+      expect(sum.added).toEqual([
         { category: "saas", period: "2026-04" },
         { category: "saas", period: "2026-Q1" },
         { category: "saas", period: "2026-Q2" },
       ]);
+      expect(sum.replaced).toEqual([]);
       expect(progress).toEqual([2, 4, 6, 6]);
       expect(await values(s, "all")).toEqual({ values: [0.5, 0.7, 0.9], n: 3 });
       expect(await values(s, "smb")).toEqual({ values: [0.5, 0.7], n: 2 });
@@ -72,6 +74,13 @@ function importSuite(name: string, create: () => Promise<{ s: Storage; dispose()
       expect(await s.benchmarks.latestPeriod("saas", "all", "quarterly")).toBe("2026-Q2");
       expect(await s.benchmarks.latestPeriod("saas", "smb", "monthly")).toBe("2026-04");
       expect(await s.benchmarks.segments("saas")).toEqual(["enterprise", "smb"]);
+    });
+
+    it("the summary tells the (category, period) pairs replaced from those added", async () => {
+      const sum = await importObservations(s, csv("r1,saas,smb,2026-Q2,gross_margin,0.6", "r1,saas,smb,2026-Q3,gross_margin,0.6"), { format: "csv" });
+      expect(sum.replaced).toEqual([{ category: "saas", period: "2026-Q2" }]);
+      expect(sum.added).toEqual([{ category: "saas", period: "2026-Q3" }]);
+      expect(await values(s, "all", "2026-Q2")).toEqual({ values: [0.6], n: 1 });
     });
 
     it("imports NDJSON (numbers or numeric strings, blank lines skipped) into the same cells", async () => {

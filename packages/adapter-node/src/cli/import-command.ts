@@ -24,10 +24,10 @@ export async function runImport(options: { file: string; db: string; format?: "c
     });
     progress.finish(
       `imported ${summary.rows.toLocaleString("en-US")} rows: ${summary.businesses.toLocaleString("en-US")} businesses, ` +
-        `${summary.cells.toLocaleString("en-US")} cells, ${summary.replaced.length} (category, period) replaced, in ${(summary.ms / 1000).toFixed(1)} s` +
+        `${summary.cells.toLocaleString("en-US")} cells; (category, period) pairs: ${summary.added.length} added, ${summary.replaced.length} replaced; in ${(summary.ms / 1000).toFixed(1)} s` +
         (summary.belowMinimum > 0 ? ` (${summary.belowMinimum} cells below the publication minimum will be withheld)` : ""),
     );
-    process.stdout.write(`${JSON.stringify({ rows: summary.rows, businesses: summary.businesses, cells: summary.cells, replaced: summary.replaced, ms: Math.round(summary.ms) })}\n`);
+    process.stdout.write(`${JSON.stringify({ rows: summary.rows, businesses: summary.businesses, cells: summary.cells, added: summary.added, replaced: summary.replaced, ms: Math.round(summary.ms) })}\n`);
     return 0;
   } catch (e) {
     progress.finish(`import failed, nothing was changed: ${e instanceof Error ? e.message : String(e)}`);

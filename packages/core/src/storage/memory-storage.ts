@@ -816,11 +816,17 @@ export function createMemoryStorage(): Storage {
 
     benchmarks,
     async replaceCells(prepared, replace) {
+      const held: { category: Category; period: string }[] = [];
       for (const { category, period } of replace) {
+        let had = false;
         for (const k of [...cells.keys()]) {
           const [c, , p] = k.split("|");
-          if (c === category && p === period) cells.delete(k);
+          if (c === category && p === period) {
+            cells.delete(k);
+            had = true;
+          }
         }
+        if (had) held.push({ category, period });
         for (const [k, set] of periodIndex) if (k.startsWith(`${category}|`)) set.delete(period);
       }
       for (const pc of prepared) {
@@ -832,6 +838,7 @@ export function createMemoryStorage(): Storage {
         if (!set) periodIndex.set(k, (set = new Set()));
         set.add(pc.period);
       }
+      return held;
     },
   };
   return storage;

@@ -547,8 +547,9 @@ export interface Storage {
   /** The imported live data, prepared per cell. */
   readonly benchmarks: BenchmarkSource;
   /**
-   * Publishes prepared cells, replacing every cell of each (category, period) they contain, in one
-   * transaction: readers see the old data or the new, never a mix.
+   * Publishes prepared cells, replacing every cell of each (category, period) in `replace`, in one
+   * transaction: readers see the old data or the new, never a mix. Resolves to the pairs of `replace` that
+   * held cells before (found in the same transaction), so an import can tell what it replaced from what it added.
    */
-  replaceCells(cells: readonly PreparedCell[], replace: readonly { category: Category; period: string }[]): Promise<void>;
+  replaceCells(cells: readonly PreparedCell[], replace: readonly { category: Category; period: string }[]): Promise<{ category: Category; period: string }[]>;
 }

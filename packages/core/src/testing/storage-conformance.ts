@@ -1253,7 +1253,15 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect([...got.keys()]).toEqual(["gross_margin"]);
         expect(Array.from(got.get("gross_margin")!.sorted)).toEqual([0.5, 0.6, 0.7]);
         expect(got.get("gross_margin")!.sampleSize).toBe(3);
-        await s.replaceCells([{ category: "saas", segment: "all", period: "2026-Q1", metric: "churn_rate", cell: cell([0.1]) }], [{ category: "saas", period: "2026-Q1" }]);
+        // It names the pairs that held cells before (2026-Q1), not those that were empty (2025-Q4).
+        const held = await s.replaceCells(
+          [{ category: "saas", segment: "all", period: "2026-Q1", metric: "churn_rate", cell: cell([0.1]) }],
+          [
+            { category: "saas", period: "2025-Q4" },
+            { category: "saas", period: "2026-Q1" },
+          ],
+        );
+        expect(held).toEqual([{ category: "saas", period: "2026-Q1" }]);
         const replaced = await b.cells("saas", "all", "2026-Q1", ["gross_margin", "churn_rate"]);
         expect([...replaced.keys()]).toEqual(["churn_rate"]);
         expect((await b.cells("saas", "smb", "2026-Q1", ["gross_margin"])).size).toBe(0);

@@ -42,8 +42,10 @@ export interface ImportSummary {
   readonly cells: number;
   /** Distinct periods in the file. */
   readonly periods: number;
-  /** The (category, period) pairs replaced. */
+  /** The (category, period) pairs in the file that held data before: their old data was replaced. */
   readonly replaced: readonly ReplacedPeriod[];
+  /** The (category, period) pairs in the file that held no data before. */
+  readonly added: readonly ReplacedPeriod[];
   /** Published cells with fewer businesses than `minSampleSize` (not shown until more data arrives). */
   readonly belowMinimum: number;
   readonly bytes: number;
@@ -92,14 +94,16 @@ export async function importObservations(storage: Storage, source: ImportSource,
     const built = await buildCells(staging.ordered());
     if (built.duplicate) throw duplicateError(built.duplicate);
     const businesses = rows > 0 ? await staging.countBusinesses() : 0;
-    if (built.cells.length > 0 || built.replace.length > 0) await staging.publish(built.cells, built.replace);
+    const held = built.cells.length > 0 || built.replace.length > 0 ? await staging.publish(built.cells, built.replace) : [];
+    const had = new Set(held.map((r) => `${r.category}|${r.period}`));
     const min = options.minSampleSize ?? 0;
     return {
       rows,
       businesses,
       cells: built.cells.length,
       periods: built.periods,
-      replaced: built.replace,
+      replaced: built.replace.filter((r) => had.has(`${r.category}|${r.period}`)),
+      added: built.replace.filter((r) => !had.has(`${r.category}|${r.period}`)),
       belowMinimum: built.cells.filter((c) => c.cell.sampleSize < min).length,
       bytes,
       ms: Math.round(performance.now() - started),

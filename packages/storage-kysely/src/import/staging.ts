@@ -33,8 +33,8 @@ export interface Staging {
   ordered(): AsyncIterable<readonly StagedRow[]>;
   /** Distinct business ids among the staged rows. */
   countBusinesses(): Promise<number>;
-  /** Publishes the cells (replacing each listed (category, period) whole), atomically. */
-  publish(cells: readonly PreparedCell[], replace: readonly ReplacedPeriod[]): Promise<void>;
+  /** Publishes the cells (replacing each listed (category, period) whole), atomically; resolves to the listed pairs that held cells before. */
+  publish(cells: readonly PreparedCell[], replace: readonly ReplacedPeriod[]): Promise<ReplacedPeriod[]>;
 }
 
 /** What a storage provides to imports. */
@@ -65,7 +65,7 @@ function compareRows(a: StagedRow, b: StagedRow): number {
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Staging in process memory, for stores that live there anyway. */
-export function memoryStaging(publish: (cells: readonly PreparedCell[], replace: readonly ReplacedPeriod[]) => Promise<void>): Staging {
+export function memoryStaging(publish: (cells: readonly PreparedCell[], replace: readonly ReplacedPeriod[]) => Promise<ReplacedPeriod[]>): Staging {
   let rows: StagedRow[] = [];
   // Holds every row: acceptable only for stores that keep everything in memory anyway.
   return {
@@ -81,7 +81,7 @@ export function memoryStaging(publish: (cells: readonly PreparedCell[], replace:
     },
     publish: async (cells, replace) => {
       rows = [];
-      await publish(cells, replace);
+      return publish(cells, replace);
     },
   };
 }

@@ -120,10 +120,17 @@ async function applyHealth(trx: Db, webhookId: string, a: { status: string; gone
   }
 }
 
-/** Replaces cells inside the caller's transaction and bumps the data version. */
-async function replaceCellsIn(db: Db, prepared: readonly PreparedCell[], replace: readonly ReplacedPeriod[]): Promise<void> {
+/** Replaces cells inside the caller's transaction and bumps the data version; resolves to the pairs of `replace` that held cells. */
+async function replaceCellsIn(db: Db, prepared: readonly PreparedCell[], replace: readonly ReplacedPeriod[]): Promise<ReplacedPeriod[]> {
+  let held: ReplacedPeriod[] = [];
   if (replace.length > 0) {
-    await sql`DELETE FROM cells WHERE (category, period) IN (SELECT * FROM unnest(${replace.map((r) => r.category)}::text[], ${replace.map((r) => r.period)}::text[]))`.execute(db);
+    const gone = await sql<{ category: string; period: string }>`
+      WITH gone AS (
+        DELETE FROM cells WHERE (category, period) IN (SELECT * FROM unnest(${replace.map((r) => r.category)}::text[], ${replace.map((r) => r.period)}::text[]))
+        RETURNING category, period)
+      SELECT DISTINCT category, period FROM gone`.execute(db);
+    const had = new Set(gone.rows.map((r) => `${r.category}|${r.period}`));
+    held = replace.filter((r) => had.has(`${r.category}|${r.period}`)).map((r) => ({ category: r.category, period: r.period }));
   }
   // The last of several cells with one key wins, as in the memory store (and ON CONFLICT cannot touch a row twice).
   const byKey = new Map<string, PreparedCell>();
@@ -152,6 +159,7 @@ async function replaceCellsIn(db: Db, prepared: readonly PreparedCell[], replace
   }
   await flush();
   await sql`UPDATE data_version SET version = version + 1 WHERE id = 1`.execute(db);
+  return held;
 }
 
 /** Runs the PostgreSQL migrations not yet applied, under a session advisory lock (several instances may start at once). */
@@ -1010,7 +1018,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     benchmarks,
     async replaceCells(prepared, replace) {
       try {
-        await tx((trx) => replaceCellsIn(trx, prepared, replace));
+        return await tx((trx) => replaceCellsIn(trx, prepared, replace));
       } finally {
         benchmarks.invalidate();
       }

@@ -14,7 +14,7 @@ const READ_BATCH = 10_000;
 const INSERT_ROWS = 200;
 
 /** Runs `fn` with a staging area whose `publish` hands the built cells to the store; the temporary database is gone afterwards. */
-export async function withSqliteStaging<T>(publish: (cells: readonly PreparedCell[], replace: readonly ReplacedPeriod[]) => Promise<void>, fn: (staging: Staging) => Promise<T>): Promise<T> {
+export async function withSqliteStaging<T>(publish: (cells: readonly PreparedCell[], replace: readonly ReplacedPeriod[]) => Promise<ReplacedPeriod[]>, fn: (staging: Staging) => Promise<T>): Promise<T> {
   const db = await openSqlite("");
   try {
     // Sorting a million rows: let the sorter use some memory, then spill to temporary files.

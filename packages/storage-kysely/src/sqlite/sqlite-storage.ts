@@ -698,9 +698,10 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   });
 
   /** Replaces cells in the current transaction (the caller holds the write lock). */
-  function replaceCellsNow(prepared: readonly PreparedCell[], replace: readonly { category: Category; period: string }[]): void {
+  function replaceCellsNow(prepared: readonly PreparedCell[], replace: readonly { category: Category; period: string }[]): { category: Category; period: string }[] {
     const del = q("DELETE FROM cells WHERE category = ? AND period = ?");
-    for (const r of replace) del.run(r.category, r.period);
+    const held: { category: Category; period: string }[] = [];
+    for (const r of replace) if (del.run(r.category, r.period).changes > 0) held.push({ category: r.category, period: r.period });
     const put = q(`INSERT INTO cells (category, period, segment, metric, granularity, sample_size, sorted) VALUES (?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT (category, period, segment, metric) DO UPDATE SET granularity = excluded.granularity, sample_size = excluded.sample_size, sorted = excluded.sorted`);
     for (const pc of prepared) {
@@ -709,6 +710,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       put.run(pc.category, pc.period, pc.segment, pc.metric, g, pc.cell.sampleSize, encodeFloat64(pc.cell.sorted));
     }
     q("UPDATE data_version SET version = version + 1 WHERE id = 1").run();
+    return held;
   }
   const replaceCellsTx = immediate(replaceCellsNow);
 
@@ -935,7 +937,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     benchmarks,
     async replaceCells(prepared, replace) {
       try {
-        replaceCellsTx(prepared, replace);
+        return replaceCellsTx(prepared, replace);
       } finally {
         benchmarks.invalidate();
       }
