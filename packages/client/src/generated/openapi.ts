@@ -942,7 +942,7 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Requests allowed in the reported window (the per-minute window unless the daily limit has fewer left). On every data response whose key was found (refusals before admission included); absent when the key is missing, malformed or unknown, or storage could not be read. */
+        /** @description Requests allowed in the reported window (the per-minute window unless the daily limit has fewer left). On every data response whose key was found (refusals before admission included). Absent where no window governs the request: the key is missing, malformed or unknown, the path or method does not exist, or storage could not be read (docs/api.md, Headers). */
         "X-RateLimit-Limit": number;
         /** @description Requests left in that window. */
         "X-RateLimit-Remaining": number;

@@ -184,6 +184,20 @@ describe("X-RateLimit headers on refusals after the key lookup (the request coun
     }
   });
 
+  it("no headers where no window governs the request: an unknown /data/v1 path, another method, a preflight (docs/api.md says why)", async () => {
+    const k = kit();
+    const { session } = await k.account();
+    const { raw } = await k.key(session);
+    const unknown = await k.data(raw, "/benchmarks/nope?category=saas");
+    const method = await k.data(raw, BENCH, { method: "DELETE" });
+    const preflight = await k.data(null, BENCH, { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "GET" } });
+    expect([unknown.status, method.status, preflight.status]).toEqual([404, 405, 204]);
+    for (const r of [unknown, method, preflight]) expect(r.headers.get("x-ratelimit-limit")).toBeNull();
+    // And none of them used a slot: the key's next request still has its whole minute.
+    const next = await k.data(raw, BENCH);
+    expect(Number(next.headers.get("x-ratelimit-limit")) - Number(next.headers.get("x-ratelimit-remaining"))).toBe(1);
+  });
+
   it("a store that cannot peek costs the headers only: the refusal stands (never a 503), logged as a warning", async () => {
     const warnings: string[] = [];
     const logger = { info() {}, error() {}, warn: (m: string, f?: object) => warnings.push(m + JSON.stringify(f)) };

@@ -141,7 +141,7 @@ export function buildOpenApi(routes: readonly Route[], errorSchema: v.GenericSch
       responses,
       headers: {
         "X-RateLimit-Limit": int(
-          "Requests allowed in the reported window (the per-minute window unless the daily limit has fewer left). On every data response whose key was found (refusals before admission included); absent when the key is missing, malformed or unknown, or storage could not be read.",
+          "Requests allowed in the reported window (the per-minute window unless the daily limit has fewer left). On every data response whose key was found (refusals before admission included). Absent where no window governs the request: the key is missing, malformed or unknown, the path or method does not exist, or storage could not be read (docs/api.md, Headers).",
         ),
         "X-RateLimit-Remaining": int("Requests left in that window."),
         "X-RateLimit-Reset": int("When that window frees a slot (minute) or starts again (day), Unix seconds."),
