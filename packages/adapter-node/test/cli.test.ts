@@ -98,12 +98,57 @@ describe("benchdata CLI", () => {
     // Not a scope at all: a usage error (2), refused before the database is opened.
     const refused = cli(["keys", "create", "--account", acc.account_id, "--name", "bad", "--environment", "live", "--scopes", "nope:read", "--db", db]);
     expect(refused.status).toBe(2);
+    // Refused by the console route itself (the tier does not permit the scope).
+    const notPermitted = cli(["keys", "create", "--account", acc.account_id, "--name", "bad", "--environment", "live", "--scopes", "score:read", "--db", db]);
+    expect(notPermitted.status).toBe(1);
+    expect(notPermitted.stderr).toContain("console.scope_not_permitted");
     const missing = cli(["keys", "create", "--account", "acc_00000000000000000000000000", "--name", "k", "--environment", "test", "--scopes", "benchmarks:read", "--db", db]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("No account `acc_00000000000000000000000000`");
     // The only session the account has is the one `accounts create` printed.
     const end = cli(["accounts", "end-sessions", "--account", acc.account_id, "--db", db]);
     expect(JSON.parse(end.stdout)).toEqual({ account_id: acc.account_id, revoked_sessions: 1 });
+  }, 120_000);
+
+  it("an account's IP allow-list guards its console sessions on a real server (a spoofed X-Forwarded-For counts only with trustProxy); keys create, the operator's, still works; --console-ip-exempt is the override", async () => {
+    const acc = JSON.parse(cli(["accounts", "create", "--name", "Fenced Co", "--tier", "enterprise", "--db", db]).stdout);
+    const fenced = cli(["accounts", "update", "--account", acc.account_id, "--allowed-cidrs", "203.0.113.0/24, 2001:db8::/32", "--db", db]);
+    expect(fenced.status, fenced.stderr).toBe(0);
+    expect(JSON.parse(fenced.stdout)).toMatchObject({ allowed_cidrs: ["203.0.113.0/24", "2001:db8::/32"], console_ip_exempt: false });
+    expect(cli(["accounts", "update", "--account", acc.account_id, "--console-ip-exempt", "maybe", "--db", db]).status).toBe(2);
+    const proxyConfig = join(dir, "trust-proxy.json");
+    writeFileSync(proxyConfig, JSON.stringify({ trustProxy: true }));
+    const direct = await startServe(["--db", db]);
+    const proxied = await startServe(["--db", db, "--config", proxyConfig]);
+    try {
+      const auth = { authorization: `Bearer ${acc.session_token}` };
+      const keys = (node: { url: string }, headers: Record<string, string> = {}) => http(`${node.url}/api/v1/console/keys`, { headers: { ...auth, ...headers } });
+      // The test talks from 127.0.0.1, outside the ranges.
+      const refused = await keys(direct);
+      expect([refused.status, refused.json.code]).toEqual([403, "auth.ip_not_allowed"]);
+      const spoofed = await keys(direct, { "x-forwarded-for": "203.0.113.5" });
+      expect([spoofed.status, spoofed.json.code]).toEqual([403, "auth.ip_not_allowed"]);
+      const hook = await http(`${direct.url}/api/v1/console/webhooks`, { method: "POST", headers: { ...auth, "x-forwarded-for": "203.0.113.5" }, body: { url: "https://hooks.example.com/x", events: ["key.created"] } });
+      expect(hook.json.code).toBe("auth.ip_not_allowed");
+      // Behind a proxy the operator trusts, its X-Forwarded-For names the client.
+      expect((await keys(proxied, { "x-forwarded-for": "203.0.113.5" })).status).toBe(200);
+      expect((await keys(proxied)).json.code).toBe("auth.ip_not_allowed");
+
+      const k = cli(["keys", "create", "--account", acc.account_id, "--name", "server", "--environment", "live", "--scopes", "benchmarks:read", "--db", db]);
+      expect(k.status, k.stderr).toBe(0);
+      expect(JSON.parse(k.stdout).raw_key).toMatch(/^svc_live_/);
+
+      const exempt = cli(["accounts", "update", "--account", acc.account_id, "--console-ip-exempt", "true", "--db", db]);
+      expect(JSON.parse(exempt.stdout)).toMatchObject({ allowed_cidrs: ["203.0.113.0/24", "2001:db8::/32"], console_ip_exempt: true });
+      const listed = await keys(direct);
+      expect(listed.status, listed.text).toBe(200);
+      expect(listed.json.data.map((x: { name: string }) => x.name)).toEqual(["server"]);
+      cli(["accounts", "update", "--account", acc.account_id, "--console-ip-exempt", "false", "--allowed-cidrs", "", "--db", db]);
+      expect((await keys(direct)).status).toBe(200);
+    } finally {
+      await direct.stop();
+      await proxied.stop();
+    }
   }, 120_000);
 
   it("accounts sign-in-link prints a one-time link that signs in once; accounts end-sessions ends every session", async () => {

@@ -20,7 +20,7 @@ Commands:
   demo               start on the embedded default with a seeded demo account, key and query
   migrate            create or upgrade the database schema
   accounts create    create an account and print {account_id, tier, session_token}
-  accounts update    change an account's tier or limits (the admin API's rules)
+  accounts update    change an account's tier, limits or IP allow-list (the admin API's rules)
   accounts release-hold  let automatic charges start again for an account held this period
   accounts sign-in-link   print a one-time link that signs a customer into the browser console
   accounts end-sessions   end every console session of an account
@@ -51,7 +51,8 @@ test key, queries it through the whole pipeline and prints the answer and curl l
 Creates or upgrades the schema. Safe to run while other instances start.`,
   accounts: `Usage: benchdata accounts create --name NAME --tier developer|startup|growth|enterprise [--db URL] [--config FILE]
        benchdata accounts update --account ACC_ID [--tier T] [--per-minute N] [--per-day N]
-                                 [--monthly-quota N] [--block-size N] [--block-price N] [--db URL] [--config FILE]
+                                 [--monthly-quota N] [--block-size N] [--block-price N]
+                                 [--allowed-cidrs CIDR,CIDR] [--console-ip-exempt true|false] [--db URL] [--config FILE]
        benchdata accounts release-hold --account ACC_ID [--db URL] [--config FILE]
        benchdata accounts sign-in-link --account ACC_ID [--base-url URL] [--db URL] [--config FILE]
        benchdata accounts end-sessions --account ACC_ID [--db URL] [--config FILE]
@@ -64,6 +65,8 @@ sign-in-link  prints {"sign_in_url", "expires_at", …}: a link to hand the cust
               --base-url is the server's public origin (default http://localhost:8787).
 end-sessions  ends every console session of the account at once and voids its unused sign-in links.
 update        prints the account; limits keep the admin API's bounds (a block size is at least 1).
+              --allowed-cidrs replaces the IP allow-list of data requests and console sessions ("" clears it);
+              --console-ip-exempt true lets the account's console sessions in from any address.
 release-hold  lifts the hold on automatic charges for the current billing period (docs/billing.md).
 suspend       stops the account at once, on every instance, deleting nothing: its keys' requests, its console
               and sign-in get 403 account.suspended; its webhook deliveries and charges wait. --reason is the
@@ -201,7 +204,15 @@ async function accountsCommand(argv: string[]): Promise<number> {
 
 async function accountsUpdate(argv: string[]): Promise<number> {
   const flags = Object.fromEntries(Object.keys(LIMIT_FLAGS).map((f) => [f, { type: "string" as const }]));
-  const { values } = parse(argv, { account: { type: "string" }, tier: { type: "string" }, db: { type: "string" }, config: { type: "string" }, ...flags });
+  const { values } = parse(argv, {
+    account: { type: "string" },
+    tier: { type: "string" },
+    "allowed-cidrs": { type: "string" },
+    "console-ip-exempt": { type: "string" },
+    db: { type: "string" },
+    config: { type: "string" },
+    ...flags,
+  });
   if (values.help) return help("accounts");
   if (!values.account) throw new UsageError("--account is required");
   const account = accountFlag(values.account);
@@ -216,7 +227,14 @@ async function accountsUpdate(argv: string[]): Promise<number> {
   const patch: Record<string, unknown> = {};
   if (values.tier !== undefined) patch.tier = oneOf("tier", values.tier, TIERS);
   if (Object.keys(limits).length > 0) patch.limits = limits;
-  if (Object.keys(patch).length === 0) throw new UsageError("nothing to change: give --tier or a limit flag");
+  const cidrs = values["allowed-cidrs"];
+  if (cidrs !== undefined) patch.allowed_cidrs = cidrs.split(",").map((c) => c.trim()).filter((c) => c !== "");
+  const exempt = values["console-ip-exempt"];
+  if (exempt !== undefined) {
+    if (exempt !== "true" && exempt !== "false") throw new UsageError(`--console-ip-exempt must be true or false, got "${exempt}"`);
+    patch.console_ip_exempt = exempt === "true";
+  }
+  if (Object.keys(patch).length === 0) throw new UsageError("nothing to change: give --tier, a limit flag, --allowed-cidrs or --console-ip-exempt");
   const db = dbUrl(values.db);
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
   out(await adminCall({ db, config }, (call) => call("PATCH", `/api/v1/admin/accounts/${encodeURIComponent(account)}`, patch)));

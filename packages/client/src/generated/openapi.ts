@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Sign the browser console in
-         * @description For the browser console: a one-time sign-in token (`bds_link_…`) is consumed and exchanged for a new session; a session token (`bds_sess_…`) is kept as is. Either way the session is set as an `HttpOnly; Secure; SameSite=Strict` cookie. Needs the `X-Benchdata-Console` header (CSRF). Scripts send `Authorization: Bearer <session token>` instead and need not call this. A suspended account is refused: 403 `account.suspended` (a link is used up).
+         * @description For the browser console: a one-time sign-in token (`bds_link_…`) is consumed and exchanged for a new session; a session token (`bds_sess_…`) is kept as is. Either way the session is set as an `HttpOnly; Secure; SameSite=Strict` cookie. Needs the `X-Benchdata-Console` header (CSRF). Scripts send `Authorization: Bearer <session token>` instead and need not call this. A suspended account is refused: 403 `account.suspended`; so is a request from outside the account's IP allow-list (unless the operator exempted its console): 403 `auth.ip_not_allowed`. Either way no session is set and a link is used up.
          */
         post: operations["consoleSignIn"];
         delete?: never;
@@ -642,7 +642,7 @@ export interface paths {
         put?: never;
         /**
          * Update an account (POST alias of PATCH)
-         * @description Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list or the billing references. Fields left out are kept. Takes effect on the next request, on every instance. A lower tier removes from every key of the account the scopes it does not permit (they stop working at once); a higher tier restores none.
+         * @description Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list (of data requests and console sessions), the console's exemption from it or the billing references. Fields left out are kept. Takes effect on the next request, on every instance. A lower tier removes from every key of the account the scopes it does not permit (they stop working at once); a higher tier restores none.
          */
         post: operations["adminUpdateAccountPost"];
         delete?: never;
@@ -650,7 +650,7 @@ export interface paths {
         head?: never;
         /**
          * Update an account
-         * @description Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list or the billing references. Fields left out are kept. Takes effect on the next request, on every instance. A lower tier removes from every key of the account the scopes it does not permit (they stop working at once); a higher tier restores none.
+         * @description Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list (of data requests and console sessions), the console's exemption from it or the billing references. Fields left out are kept. Takes effect on the next request, on every instance. A lower tier removes from every key of the account the scopes it does not permit (they stop working at once); a higher tier restores none.
          */
         patch: operations["adminUpdateAccount"];
         trace?: never;
@@ -857,7 +857,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+        /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
         Error403: {
             headers: {
                 [name: string]: unknown;
@@ -1024,7 +1024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1156,7 +1156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1293,7 +1293,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1425,7 +1425,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1549,7 +1549,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1685,7 +1685,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1815,7 +1815,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1960,7 +1960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2129,7 +2129,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2267,7 +2267,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2422,7 +2422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2669,7 +2669,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2782,7 +2782,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console). */
+            /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3805,7 +3805,10 @@ export interface operations {
                             block_size?: number;
                             block_price?: number;
                         };
+                        /** @description IP allow-list of data requests and console sessions (empty: any address). */
                         allowed_cidrs: string[];
+                        /** @description The operator's override: true lets the account's console sessions in from any address. */
+                        console_ip_exempt: boolean;
                         billing: {
                             customer_ref: string | null;
                             payment_method_ref: string | null;
@@ -3850,8 +3853,10 @@ export interface operations {
                         block_size?: number | null;
                         block_price?: number | null;
                     };
-                    /** @description IP allow-list for data requests (replaces the list; empty allows any address). */
+                    /** @description IP allow-list for data requests and console sessions (replaces the list; empty allows any address). */
                     allowed_cidrs?: string[];
+                    /** @description true: the account's console sessions work from any address (the allow-list then guards data requests only); false: they obey it. */
+                    console_ip_exempt?: boolean;
                     /** @description The payment processor's customer and payment method: a string sets, null clears, absent keeps. */
                     billing?: {
                         customer_ref?: string | null;
@@ -3890,7 +3895,10 @@ export interface operations {
                             block_size?: number;
                             block_price?: number;
                         };
+                        /** @description IP allow-list of data requests and console sessions (empty: any address). */
                         allowed_cidrs: string[];
+                        /** @description The operator's override: true lets the account's console sessions in from any address. */
+                        console_ip_exempt: boolean;
                         billing: {
                             customer_ref: string | null;
                             payment_method_ref: string | null;
@@ -3939,8 +3947,10 @@ export interface operations {
                         block_size?: number | null;
                         block_price?: number | null;
                     };
-                    /** @description IP allow-list for data requests (replaces the list; empty allows any address). */
+                    /** @description IP allow-list for data requests and console sessions (replaces the list; empty allows any address). */
                     allowed_cidrs?: string[];
+                    /** @description true: the account's console sessions work from any address (the allow-list then guards data requests only); false: they obey it. */
+                    console_ip_exempt?: boolean;
                     /** @description The payment processor's customer and payment method: a string sets, null clears, absent keeps. */
                     billing?: {
                         customer_ref?: string | null;
@@ -3979,7 +3989,10 @@ export interface operations {
                             block_size?: number;
                             block_price?: number;
                         };
+                        /** @description IP allow-list of data requests and console sessions (empty: any address). */
                         allowed_cidrs: string[];
+                        /** @description The operator's override: true lets the account's console sessions in from any address. */
+                        console_ip_exempt: boolean;
                         billing: {
                             customer_ref: string | null;
                             payment_method_ref: string | null;
@@ -4053,7 +4066,10 @@ export interface operations {
                             block_size?: number;
                             block_price?: number;
                         };
+                        /** @description IP allow-list of data requests and console sessions (empty: any address). */
                         allowed_cidrs: string[];
+                        /** @description The operator's override: true lets the account's console sessions in from any address. */
+                        console_ip_exempt: boolean;
                         billing: {
                             customer_ref: string | null;
                             payment_method_ref: string | null;
@@ -4120,7 +4136,10 @@ export interface operations {
                             block_size?: number;
                             block_price?: number;
                         };
+                        /** @description IP allow-list of data requests and console sessions (empty: any address). */
                         allowed_cidrs: string[];
+                        /** @description The operator's override: true lets the account's console sessions in from any address. */
+                        console_ip_exempt: boolean;
                         billing: {
                             customer_ref: string | null;
                             payment_method_ref: string | null;

@@ -11,8 +11,8 @@ import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import type { Storage } from "../storage/types.ts";
 import type { SecretBox } from "../webhooks/secret-box.ts";
 
-/** Resolves a console request to its account id, or null when the caller is not signed in. */
-export type ConsoleAuth = (request: Request) => Promise<string | null> | string | null;
+/** Resolves a console request (and its connection) to its account id, or null when the caller is not signed in; may throw a ServiceError to refuse it. */
+export type ConsoleAuth = (request: Request, client: ClientInfo) => Promise<string | null> | string | null;
 
 /** Signals to the server's workers that work is waiting, so they act at once instead of at their next poll. */
 export interface AppHooks {
@@ -50,7 +50,10 @@ export interface AppOptions {
   readonly hashSecret?: SecretHasher;
   /** Defaults to DEFAULT_CONFIG. */
   readonly config?: ServiceConfig;
-  /** Defaults to the built-in session tokens (`Authorization: Bearer bds_sess_…`). */
+  /**
+   * Defaults to the built-in session tokens (`Authorization: Bearer bds_sess_…` or the console's cookie), which
+   * also enforce the account's IP allow-list. An embedder's own function owns its network policy.
+   */
   readonly consoleAuth?: ConsoleAuth;
   /**
    * Serve the browser console at `/console/` (embedded in core; it signs in with the built-in session cookie

@@ -126,12 +126,14 @@ describe("X-RateLimit headers on refusals after the key lookup (the request coun
 
   it("403 auth.ip_not_allowed", async () => {
     const { k, accountId, session } = await limited();
-    await k.admin("PATCH", `/accounts/${accountId}`, { allowed_cidrs: ["203.0.113.0/24"] });
+    // The key first: the allow-list guards the console too (console-allow-list-http.test.ts).
     const key = await k.key(session);
+    await k.admin("PATCH", `/accounts/${accountId}`, { allowed_cidrs: ["203.0.113.0/24"] });
     expect((await k.data(key.raw, BENCH, { clientAddress: "203.0.113.9" })).status).toBe(200);
     const r = await k.data(key.raw, BENCH, { clientAddress: "198.51.100.1" });
     expect([r.status, r.body.code]).toEqual([403, "auth.ip_not_allowed"]);
     expect(rate(r)).toEqual(["5", "4", reset(T0)]);
+    await k.admin("PATCH", `/accounts/${accountId}`, { console_ip_exempt: true });
     expect(await today(k, session)).toBe(1);
   });
 
@@ -216,8 +218,9 @@ describe("auth pipeline: IP allow-list", () => {
   async function restricted(cidrs: string[], config = {}) {
     const k = kit({ config });
     const { accountId, session } = await k.account("enterprise");
-    expect((await k.admin("PATCH", `/accounts/${accountId}`, { allowed_cidrs: cidrs })).status).toBe(200);
+    // The key first: the allow-list guards the console too (console-allow-list-http.test.ts).
     const key = await k.key(session);
+    expect((await k.admin("PATCH", `/accounts/${accountId}`, { allowed_cidrs: cidrs })).status).toBe(200);
     return { k, key };
   }
 
@@ -549,8 +552,8 @@ describe("auth pipeline: remembered key lookups", () => {
   it("a refusal is decided on a fresh lookup: an allow-list lifted elsewhere admits the next request at once", async () => {
     const k = kit();
     const { accountId, session } = await k.account();
-    await k.storage.updateAccount(accountId, { allowedCidrs: ["203.0.113.0/24"] });
     const key = await k.key(session);
+    await k.storage.updateAccount(accountId, { allowedCidrs: ["203.0.113.0/24"] });
     expect((await k.data(key.raw, BENCH, { clientAddress: "203.0.113.9" })).status).toBe(200);
     await k.storage.updateAccount(accountId, { allowedCidrs: [] });
     expect((await k.data(key.raw, BENCH, { clientAddress: "198.51.100.1" })).status).toBe(200);

@@ -121,7 +121,7 @@ export function createApp(options: AppOptions): App {
     // there is a bug (500 like any handler's), and skipping the guard saves a promise and a tick per source call.
     testData: options.testData ? failClosedSource(options.testData, sink, "testData") : createSyntheticSource(config.data.syntheticSeed),
     liveData: failClosedSource(options.liveData ?? options.storage.benchmarks, sink, "liveData"),
-    consoleAuth: options.consoleAuth ?? sessionTokenAuth(storage, clock, options.hashSecret ?? hashSecret),
+    consoleAuth: options.consoleAuth ?? sessionTokenAuth(storage, clock, options.hashSecret ?? hashSecret, { trustProxy: config.trustProxy }),
     adminToken: options.adminToken ? options.adminToken : null,
   };
 

@@ -362,6 +362,9 @@ export function createMemoryStorage(): Storage {
         ...(patch.allowedCidrs !== undefined ? { allowedCidrs: [...patch.allowedCidrs] } : {}),
         ...(patch.billing !== undefined ? { billing: { ...patch.billing } } : {}),
       };
+      // Absent means false, as the SQL stores read it.
+      if (patch.consoleIpExempt === true) (next as { consoleIpExempt?: boolean }).consoleIpExempt = true;
+      else if (patch.consoleIpExempt === false) delete (next as { consoleIpExempt?: boolean }).consoleIpExempt;
       accounts.set(accountId, next);
       accountVersions.set(accountId, (accountVersions.get(accountId) ?? 0) + 1);
       const drop = patch.dropScopes;

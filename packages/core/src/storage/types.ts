@@ -38,8 +38,10 @@ export interface AccountRecord {
   readonly createdAt: number;
   /** Operator overrides of the tier's limits. */
   readonly limits: Partial<TierLimits>;
-  /** Enterprise IP allow-list (CIDR, IPv4 and IPv6); empty means any address. */
+  /** Enterprise IP allow-list (CIDR, IPv4 and IPv6); empty means any address. It guards data requests and console sessions. */
   readonly allowedCidrs: readonly string[];
+  /** The operator's override: console sessions work from any address (the allow-list then guards data requests only). Absent means false. */
+  readonly consoleIpExempt?: boolean;
   /** The payment processor's customer and saved payment method, when set by the operator. */
   readonly billing: { readonly customerRef?: string; readonly paymentMethodRef?: string };
   /** `active` (absent when creating: accounts are created active) or `suspended` (see `Storage.setAccountStatus`). */
@@ -362,13 +364,13 @@ export interface Storage {
   createAccount(account: AccountRecord): Promise<void>;
   getAccount(accountId: string): Promise<AccountRecord | null>;
   /**
-   * Changes the tier, limit overrides, IP ranges or billing refs of an account, and its version (see
+   * Changes the tier, limit overrides, IP ranges, console exemption or billing refs of an account, and its version (see
    * `KeyLookup.version`). `dropScopes` (a downgrade: the scopes the new tier does not permit) are removed from
    * every key of the account in the same transaction, so nothing restores them but a new key.
    */
   updateAccount(
     accountId: string,
-    patch: { tier?: Tier; limits?: Partial<TierLimits>; allowedCidrs?: readonly string[]; billing?: AccountRecord["billing"]; dropScopes?: readonly Scope[] },
+    patch: { tier?: Tier; limits?: Partial<TierLimits>; allowedCidrs?: readonly string[]; consoleIpExempt?: boolean; billing?: AccountRecord["billing"]; dropScopes?: readonly Scope[] },
   ): Promise<AccountRecord | null>;
   /**
    * Suspends or resumes an account in ONE transaction: its status, and its version (see `KeyLookup.version`, so

@@ -147,6 +147,22 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect(await s.updateAccount("acc_missing", { tier: "startup" })).toBeNull();
       });
 
+      it("an account's console exemption from its allow-list: absent means false; set, kept by other patches, cleared", async () => {
+        const a = account({ allowedCidrs: ["10.0.0.0/8"] });
+        await s.createAccount(a);
+        expect((await s.getAccount(a.id))?.consoleIpExempt).toBeUndefined();
+        const on = await s.updateAccount(a.id, { consoleIpExempt: true });
+        expect(on).toMatchObject({ consoleIpExempt: true, allowedCidrs: ["10.0.0.0/8"] });
+        expect(await s.updateAccount(a.id, { tier: "enterprise" })).toMatchObject({ consoleIpExempt: true });
+        expect(await s.getAccount(a.id)).toMatchObject({ consoleIpExempt: true, tier: "enterprise" });
+        const off = await s.updateAccount(a.id, { consoleIpExempt: false });
+        expect(off?.consoleIpExempt).toBeUndefined();
+        expect(await s.getAccount(a.id)).toEqual(off);
+        const born = account({ consoleIpExempt: true });
+        await s.createAccount(born);
+        expect(await s.getAccount(born.id)).toMatchObject({ id: born.id, consoleIpExempt: true });
+      });
+
       it("finds an unexpired session and refuses expired or unknown ones", async () => {
         const a = account();
         await s.createAccount(a);

@@ -1130,6 +1130,11 @@ ALTER TABLE accounts ADD COLUMN suspended_at bigint;
 ALTER TABLE accounts ADD COLUMN suspended_reason text;
 `;
 
+// The IP allow-list guards console sessions too (issue 20); true: the operator let the account's sessions in from anywhere.
+const CONSOLE_IP_EXEMPT = `
+ALTER TABLE accounts ADD COLUMN console_ip_exempt boolean NOT NULL DEFAULT false;
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
   { version: 2, name: "admit and outbox functions", sql: FUNCTIONS },
@@ -1144,4 +1149,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 14, name: "admission logs in fixed-size chunks: an admission's cost no longer grows with the key's window", sql: WINDOW_CHUNKS + FUNCTIONS },
   { version: 16, name: "webhooks receivers steer and operators recover: status, failure history, dead reasons, secret rotation", sql: WEBHOOK_STEERING + FUNCTIONS },
   { version: 17, name: "suspended accounts: status, when and why", sql: ACCOUNT_STATUS },
+  { version: 18, name: "the IP allow-list guards console sessions; the operator's override", sql: CONSOLE_IP_EXEMPT },
 ];

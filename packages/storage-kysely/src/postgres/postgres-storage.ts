@@ -310,7 +310,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         `SELECT h.hash, h.retired,
                 k.id, k.account_id, k.name, k.environment, k.scopes, k.prefix, k.is_active, k.created_at, k.rotated_at, k.revoked_at,
                 a.id AS a_id, a.name AS a_name, a.tier AS a_tier, a.created_at AS a_created_at, a.limits AS a_limits,
-                a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing, a.version AS a_version,
+                a.allowed_cidrs AS a_allowed_cidrs, a.console_ip_exempt AS a_console_ip_exempt, a.billing AS a_billing, a.version AS a_version,
                 a.status AS a_status, a.suspended_at AS a_suspended_at, a.suspended_reason AS a_suspended_reason
          FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
          WHERE h.hash = ANY ($1::text[])`,
@@ -494,8 +494,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       try {
         // With its (empty) day counter, so admissions only ever lock existing rows (see benchdata_admit_arrays).
         await sql`WITH a AS (
-                    INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, billing)
-                    VALUES (${a.id}, ${a.name}, ${a.tier}, ${a.createdAt}::bigint, ${JSON.stringify(a.limits)}::jsonb, ${[...a.allowedCidrs]}::text[], ${JSON.stringify(a.billing)}::jsonb)
+                    INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, console_ip_exempt, billing)
+                    VALUES (${a.id}, ${a.name}, ${a.tier}, ${a.createdAt}::bigint, ${JSON.stringify(a.limits)}::jsonb, ${[...a.allowedCidrs]}::text[], ${a.consoleIpExempt === true}::boolean, ${JSON.stringify(a.billing)}::jsonb)
                     RETURNING id)
                   INSERT INTO day_counters (account_id, day, count) SELECT id, 0, 0 FROM a ON CONFLICT (account_id) DO NOTHING`.execute(db);
       } catch (e) {
@@ -521,6 +521,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               tier = coalesce(${patch.tier ?? null}::text, tier),
               limits = coalesce(${patch.limits !== undefined ? JSON.stringify(patch.limits) : null}::jsonb, limits),
               allowed_cidrs = coalesce(${patch.allowedCidrs !== undefined ? [...patch.allowedCidrs] : null}::text[], allowed_cidrs),
+              console_ip_exempt = coalesce(${patch.consoleIpExempt ?? null}::boolean, console_ip_exempt),
               billing = coalesce(${patch.billing !== undefined ? JSON.stringify(patch.billing) : null}::jsonb, billing)
             WHERE id = ${accountId} RETURNING *`,
       );

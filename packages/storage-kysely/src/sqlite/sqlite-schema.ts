@@ -290,4 +290,12 @@ BEGIN
 END;
 `,
   },
+  {
+    version: 13,
+    name: "the IP allow-list guards console sessions; the operator's override",
+    sql: `
+-- 1: the account's console sessions work from any address (its allowed_cidrs then guard data requests only).
+ALTER TABLE accounts ADD COLUMN console_ip_exempt INTEGER NOT NULL DEFAULT 0;
+`,
+  },
 ];

@@ -407,12 +407,14 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
 
   const updateAccountTx = immediate((accountId: string, patch: Parameters<Storage["updateAccount"]>[1]): AccountRecord | null => {
     const r = q(`UPDATE accounts SET tier = coalesce(@tier, tier), limits = coalesce(@limits, limits),
-                   allowed_cidrs = coalesce(@cidrs, allowed_cidrs), billing = coalesce(@billing, billing)
+                   allowed_cidrs = coalesce(@cidrs, allowed_cidrs), console_ip_exempt = coalesce(@exempt, console_ip_exempt),
+                   billing = coalesce(@billing, billing)
                  WHERE id = @id RETURNING *`).get({
       id: accountId,
       tier: patch.tier ?? null,
       limits: patch.limits !== undefined ? JSON.stringify(patch.limits) : null,
       cidrs: patch.allowedCidrs !== undefined ? JSON.stringify(patch.allowedCidrs) : null,
+      exempt: patch.consoleIpExempt === undefined ? null : patch.consoleIpExempt ? 1 : 0,
       billing: patch.billing !== undefined ? JSON.stringify(patch.billing) : null,
     }) as Row | undefined;
     if (!r) return null;
@@ -756,13 +758,14 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
 
     async createAccount(a) {
       try {
-        q("INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, billing) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+        q("INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, console_ip_exempt, billing) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
           a.id,
           a.name,
           a.tier,
           a.createdAt,
           JSON.stringify(a.limits),
           JSON.stringify(a.allowedCidrs),
+          a.consoleIpExempt === true ? 1 : 0,
           JSON.stringify(a.billing),
         );
       } catch (e) {
@@ -820,7 +823,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       const r = q(`SELECT h.retired,
                      k.id, k.account_id, k.name, k.environment, k.scopes, k.prefix, k.is_active, k.created_at, k.rotated_at, k.revoked_at,
                      a.id AS a_id, a.name AS a_name, a.tier AS a_tier, a.created_at AS a_created_at, a.limits AS a_limits,
-                     a.allowed_cidrs AS a_allowed_cidrs, a.billing AS a_billing, a.version AS a_version,
+                     a.allowed_cidrs AS a_allowed_cidrs, a.console_ip_exempt AS a_console_ip_exempt, a.billing AS a_billing, a.version AS a_version,
                      a.status AS a_status, a.suspended_at AS a_suspended_at, a.suspended_reason AS a_suspended_reason
                    FROM key_hashes h JOIN api_keys k ON k.id = h.key_id JOIN accounts a ON a.id = k.account_id
                    WHERE h.hash = ?`).get(hash) as Row | undefined;

@@ -38,7 +38,8 @@ export const AccountSchema = v.object({
   created_at: Timestamp,
   limits: v.pipe(LimitsSchema, v.description("Effective limits: the tier's, overridden by the account's own.")),
   limit_overrides: v.pipe(v.partial(LimitsSchema), v.description("The account's own overrides.")),
-  allowed_cidrs: v.array(v.string()),
+  allowed_cidrs: v.pipe(v.array(v.string()), v.description("IP allow-list of data requests and console sessions (empty: any address).")),
+  console_ip_exempt: v.pipe(v.boolean(), v.description("The operator's override: true lets the account's console sessions in from any address.")),
   billing: v.object({ customer_ref: v.nullable(v.string()), payment_method_ref: v.nullable(v.string()) }),
   status: v.pipe(v.picklist(["active", "suspended"]), v.description("`suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).")),
   suspended_at: v.pipe(v.nullable(Timestamp), v.description("When the current suspension began; null while active.")),
@@ -64,6 +65,7 @@ function accountView(app: AppContext, a: AccountRecord): v.InferOutput<typeof Ac
     limits: limitsJson(effectiveLimits(app.config, a.tier, a.limits)) as v.InferOutput<typeof LimitsSchema>,
     limit_overrides: limitsJson(a.limits),
     allowed_cidrs: [...a.allowedCidrs],
+    console_ip_exempt: a.consoleIpExempt === true,
     billing: { customer_ref: a.billing.customerRef ?? null, payment_method_ref: a.billing.paymentMethodRef ?? null },
     status: a.status ?? "active",
     suspended_at: a.suspendedAt != null ? isoTime(a.suspendedAt) : null,
@@ -114,7 +116,12 @@ const UpdateAccountBody = v.strictObject({
       v.description("Overrides of the tier's limits: a number sets one, null removes it, an absent field keeps it."),
     ),
   ),
-  allowed_cidrs: v.optional(v.pipe(v.array(Cidr), v.maxLength(100), v.description("IP allow-list for data requests (replaces the list; empty allows any address)."))),
+  allowed_cidrs: v.optional(
+    v.pipe(v.array(Cidr), v.maxLength(100), v.description("IP allow-list for data requests and console sessions (replaces the list; empty allows any address).")),
+  ),
+  console_ip_exempt: v.optional(
+    v.pipe(v.boolean("must be true or false"), v.description("true: the account's console sessions work from any address (the allow-list then guards data requests only); false: they obey it.")),
+  ),
   billing: v.optional(
     v.pipe(
       v.strictObject({ customer_ref: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))), payment_method_ref: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))) }),
@@ -198,6 +205,7 @@ async function updateAccount(app: AppContext, params: Readonly<Record<string, st
     patch.limits = next as Partial<TierLimits>;
   }
   if (body.allowed_cidrs !== undefined) patch.allowedCidrs = body.allowed_cidrs.map((c) => c.trim());
+  if (body.console_ip_exempt !== undefined) patch.consoleIpExempt = body.console_ip_exempt;
   if (body.billing !== undefined) {
     const billing: { customerRef?: string; paymentMethodRef?: string } = { ...current.billing };
     if (body.billing.customer_ref === null) delete billing.customerRef;
@@ -213,7 +221,7 @@ async function updateAccount(app: AppContext, params: Readonly<Record<string, st
 
 const UPDATE_DOC = {
   summary: "Update an account",
-  description: "Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list or the billing references. Fields left out are kept. Takes effect on the next request, on every instance. A lower tier removes from every key of the account the scopes it does not permit (they stop working at once); a higher tier restores none.",
+  description: "Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list (of data requests and console sessions), the console's exemption from it or the billing references. Fields left out are kept. Takes effect on the next request, on every instance. A lower tier removes from every key of the account the scopes it does not permit (they stop working at once); a higher tier restores none.",
   pathParams: ACCOUNT_ID,
   success: { status: 200, description: "The updated account.", schema: AccountSchema },
   errors: [404],

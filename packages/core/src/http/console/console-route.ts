@@ -7,8 +7,9 @@ import { isSessionToken } from "../../keys/session-token.ts";
 import { isServiceError } from "../../errors/service-error.ts";
 import type { AccountRecord, Storage } from "../../storage/types.ts";
 import type { Clock } from "../../clock/clock.ts";
-import type { AppContext, ConsoleAuth } from "../app-options.ts";
+import type { AppContext, ClientInfo, ConsoleAuth } from "../app-options.ts";
 import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
+import { addressAllowed, clientAddressOf } from "../data/key-checks.ts";
 import { unavailable } from "../fail-closed.ts";
 import type { QuerySchema } from "../query.ts";
 import { parseQuery } from "../query.ts";
@@ -24,6 +25,22 @@ export const CONSOLE_BASE = "/api/v1/console";
 /** 401 `console.invalid_session`: no session, or one that is unknown, ended or expired. */
 export const INVALID_SESSION = new ServiceError(401, "console.invalid_session", "Missing, unknown or expired console session: send `Authorization: Bearer <session token>`, or sign in again.");
 
+/** 403 `auth.ip_not_allowed` on the console: the session is valid, the address is outside the account's allow-list. */
+export const CONSOLE_IP_NOT_ALLOWED = new ServiceError(
+  403,
+  "auth.ip_not_allowed",
+  "This account's console sessions work only from its allowed IP ranges, and this request comes from outside them. Ask your operator to add the address, or to exempt the account's console.",
+);
+
+/**
+ * Refuses (403 `auth.ip_not_allowed`) a console request from outside the account's allow-list, the way the data
+ * API refuses a key, unless the operator exempted the account's console. An unknown address is outside.
+ */
+export function checkConsoleAddress(account: AccountRecord, request: Request, client: ClientInfo, trustProxy: boolean): void {
+  if (account.allowedCidrs.length === 0 || account.consoleIpExempt === true) return;
+  if (!addressAllowed(clientAddressOf(request, client, trustProxy), account.allowedCidrs)) throw CONSOLE_IP_NOT_ALLOWED;
+}
+
 /** What a console handler receives once the session is known. */
 export interface ConsoleCall<B, Q> {
   readonly accountId: string;
@@ -33,6 +50,8 @@ export interface ConsoleCall<B, Q> {
   readonly body: B;
   readonly query: Q;
   readonly request: Request;
+  /** What the adapter knows about the connection (the client address). */
+  readonly client: ClientInfo;
   readonly now: number;
   readonly app: AppContext;
 }
@@ -67,14 +86,22 @@ export function defineConsoleRoute<B extends v.GenericSchema | undefined = undef
 
 /**
  * The built-in console authentication: `Authorization: Bearer bds_sess_…` or the console's session cookie,
- * looked up by its hash. A state-changing request that relies on the cookie is checked against CSRF.
+ * looked up by its hash. A state-changing request that relies on the cookie is checked against CSRF, and a
+ * valid session from outside the account's IP allow-list is refused (`checkConsoleAddress`; `trustProxy` as
+ * for data requests).
  */
-export function sessionTokenAuth(storage: Storage, clock: Clock, hash: SecretHasher = hashSecret): ConsoleAuth {
-  return (request) => {
+export function sessionTokenAuth(storage: Storage, clock: Clock, hash: SecretHasher = hashSecret, options: { readonly trustProxy?: boolean } = {}): ConsoleAuth {
+  const trustProxy = options.trustProxy === true;
+  return async (request, client) => {
     const presented = presentedSession(request);
     if (presented === null || !isSessionToken(presented.token)) return null;
     if (presented.via === "cookie") checkCsrf(request);
-    return storage.findSession(hash(presented.token), clock.now());
+    const accountId = await storage.findSession(hash(presented.token), clock.now());
+    if (accountId === null) return null;
+    const account = await storage.getAccount(accountId);
+    if (account === null) return null;
+    checkConsoleAddress(account, request, client ?? {}, trustProxy);
+    return accountId;
   };
 }
 
@@ -91,13 +118,13 @@ const NO_STORE = "no-store";
 /** The Route of a console operation: session, then query, then body, then the handler. */
 export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
   const label = `${route.method} ${CONSOLE_BASE}${route.path}`;
-  const run = async (request: Request, params: Readonly<Record<string, string>>, search: string): Promise<Response> => {
+  const run = async (request: Request, params: Readonly<Record<string, string>>, search: string, client: ClientInfo): Promise<Response> => {
     try {
       let accountId: string | null = "";
       let account: AccountRecord | null = null;
       if (route.auth !== "none") {
         try {
-          accountId = await app.consoleAuth(request);
+          accountId = await app.consoleAuth(request, client);
         } catch (error) {
           throw isServiceError(error) ? error : unavailable(app, "consoleAuth", error);
         }
@@ -110,7 +137,7 @@ export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
       }
       const query = route.query ? parseQuery(route.query, search) : undefined;
       const body = route.body ? await readBody(request, route.body) : undefined;
-      const reply = await route.handle({ accountId, account, params, body, query, request, now: app.clock.now(), app });
+      const reply = await route.handle({ accountId, account, params, body, query, request, client, now: app.clock.now(), app });
       return replyResponse(reply, { ...reply.headers, "cache-control": NO_STORE });
     } catch (error) {
       return errorResponse(asServiceError(error, app.logger, label), { "cache-control": NO_STORE });

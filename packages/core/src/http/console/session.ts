@@ -7,7 +7,7 @@ import { generateSessionToken, isSessionToken, isSignInToken, sessionLifetimeMs 
 import { scopesForTier, SCOPES, TIERS } from "../../scopes/scopes.ts";
 import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
 import { ok } from "../reply.ts";
-import { accountOf, defineConsoleRoute } from "./console-route.ts";
+import { accountOf, checkConsoleAddress, defineConsoleRoute } from "./console-route.ts";
 import { checkCsrf, clearedSessionCookie, presentedSession, sessionCookie } from "./console-session.ts";
 
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
@@ -34,11 +34,11 @@ export const signIn = defineConsoleRoute({
   operationId: "consoleSignIn",
   summary: "Sign the browser console in",
   description:
-    "For the browser console: a one-time sign-in token (`bds_link_…`) is consumed and exchanged for a new session; a session token (`bds_sess_…`) is kept as is. Either way the session is set as an `HttpOnly; Secure; SameSite=Strict` cookie. Needs the `X-Benchdata-Console` header (CSRF). Scripts send `Authorization: Bearer <session token>` instead and need not call this. A suspended account is refused: 403 `account.suspended` (a link is used up).",
+    "For the browser console: a one-time sign-in token (`bds_link_…`) is consumed and exchanged for a new session; a session token (`bds_sess_…`) is kept as is. Either way the session is set as an `HttpOnly; Secure; SameSite=Strict` cookie. Needs the `X-Benchdata-Console` header (CSRF). Scripts send `Authorization: Bearer <session token>` instead and need not call this. A suspended account is refused: 403 `account.suspended`; so is a request from outside the account's IP allow-list (unless the operator exempted its console): 403 `auth.ip_not_allowed`. Either way no session is set and a link is used up.",
   body: SignInBody,
   success: { status: 200, description: "Signed in; `Set-Cookie` carries the session.", schema: SignedInSchema },
   errors: [401, 403],
-  async handle({ app, body, request, now }) {
+  async handle({ app, body, request, client, now }) {
     checkCsrf(request);
     const token = body.token.trim();
     let accountId: string | null = null;
@@ -57,10 +57,15 @@ export const signIn = defineConsoleRoute({
       expiresAt = accountId === null ? null : await app.storage.sessionExpiry(hash, now);
     }
     if (accountId === null || expiresAt === null) throw INVALID_SIGN_IN;
-    if ((await app.storage.getAccount(accountId))?.status === "suspended") {
+    const account = await app.storage.getAccount(accountId);
+    try {
+      if (account === null) throw INVALID_SIGN_IN;
+      if (account.status === "suspended") throw ACCOUNT_SUSPENDED;
+      checkConsoleAddress(account, request, client, app.config.trustProxy);
+    } catch (refusal) {
       // The link is used up either way; the session it made is ended, so nothing outlives the refusal.
       if (redeemed !== null) await app.storage.deleteSession(redeemed);
-      throw ACCOUNT_SUSPENDED;
+      throw refusal;
     }
     return {
       status: 200,

@@ -14,7 +14,7 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
   400: "Bad request: `request.invalid_json`.",
   401: "Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin).",
   402: "Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review).",
-  403: "Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted` (console).",
+  403: "Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console).",
   404: "Not found: `not_found`, `data.not_found`, `data.insufficient_sample`.",
   409: "Conflict: `console.limit_reached`, `console.key_revoked`, `console.webhook_disabled`, `billing.nothing_to_charge`.",
   413: "Body too large: `request.too_large` (more than 1 MB).",
