@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { request } from "node:http";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -82,6 +83,36 @@ describe("adapter-bun on the real Bun runtime", () => {
   it("passes request bodies through", async () => {
     const response = await fetch(`${base}/echo`, { method: "POST", body: JSON.stringify({ n: 42 }) });
     expect(await response.json()).toEqual({ n: 42 });
+  });
+
+  it("node's http client sending a large body reads the 413 given before the body was in (Connection: close, or chunked past the limit)", async () => {
+    const { port } = new URL(base);
+    const post = (path: string, size: number, chunked: boolean): Promise<{ status: number | null; error: string | null }> =>
+      new Promise((done) => {
+        let status: number | null = null;
+        let error: string | null = null;
+        // agent: false sends Connection: close, where Bun closed the connection under the client's writes (EPIPE).
+        const req = request({ port, host: "127.0.0.1", method: "POST", path, agent: false, headers: { "content-type": "application/json", ...(chunked ? {} : { "content-length": String(size) }) } }, (res) => {
+          res.resume();
+          res.on("end", () => (status = res.statusCode ?? 0));
+        });
+        req.on("error", (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+        req.on("close", () => setImmediate(() => done({ status, error })));
+        const chunk = Buffer.alloc(64 * 1024, 0x20);
+        let sent = 0;
+        const pump = (): void => {
+          while (sent < size && !req.destroyed) {
+            sent += chunk.length;
+            if (!req.write(chunk)) return void req.once("drain", pump);
+          }
+          req.end();
+        };
+        pump();
+      });
+    const seen = [];
+    for (let i = 0; i < 4; i++) seen.push(await post("/refuse", 8 * 1024 * 1024, false));
+    for (let i = 0; i < 4; i++) seen.push(await post("/json", 8 * 1024 * 1024, true));
+    expect(seen).toEqual(Array(8).fill({ status: 413, error: null }));
   });
 
   it("answers a thrown error with the 500 JSON body and no stack trace", async () => {

@@ -263,7 +263,8 @@ describe("bridge: requests", () => {
       return new Response(request.method === "POST" ? "ignored your body" : "second");
     };
     const socket = connect(handle.port, "127.0.0.1");
-    const body = "z".repeat(2_000_000);
+    // Up to 1 MiB (larger: the answer closes the connection, early-answers.test.ts); still far past the stream's buffer.
+    const body = "z".repeat(1_000_000);
     socket.write(`POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
     socket.write("GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     const text = await new Promise<string>((resolve, reject) => {

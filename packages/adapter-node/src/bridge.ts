@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { BadRequestError, bridgeRequest, releaseRequestBody } from "./bridge-request.ts";
 import { NativeResponse, nativeResponse, simpleResponseParts } from "./bridge-response.ts";
 import { bridgeWrite } from "./bridge-write.ts";
+import type { LingerLimits } from "./linger-after-early-answer.ts";
+import { DEFAULT_LINGER, earlyAnswerCloses, lingerAfterEarlyAnswer } from "./linger-after-early-answer.ts";
 
 /** What the adapter tells a handler about the connection besides the Request. */
 export interface RequestContext {
@@ -18,6 +20,8 @@ export interface BridgeOptions {
   onError?: (error: unknown) => void;
   /** Read on every response: once `closing` is true, responses carry `Connection: close`. */
   state?: { closing: boolean };
+  /** After an answer that goes out before its request's body has arrived, how long and how much to keep reading it (see linger-after-early-answer.ts). */
+  linger?: LingerLimits;
 }
 
 const INTERNAL_ERROR = '{"detail":"internal error","code":"internal","status":500}';
@@ -71,7 +75,7 @@ function respond(server: Server, incoming: IncomingMessage, outgoing: ServerResp
     releaseRequestBody(request);
     return;
   }
-  if (server.state.closing) outgoing.shouldKeepAlive = false;
+  if (server.state.closing || earlyAnswerCloses(incoming)) outgoing.shouldKeepAlive = false;
   let writing: Promise<void> | undefined;
   try {
     writing = bridgeWrite(response, outgoing, incoming.method === "HEAD");
@@ -96,8 +100,11 @@ export function bridge(
     onError: options.onError ?? ((error: unknown): void => console.error(error)),
     state: options.state ?? { closing: false },
   };
+  const linger = options.linger ?? DEFAULT_LINGER;
 
   return (incoming, outgoing) => {
+    // Whatever answers this request (the handler, or an error below), it may go out before the body is in.
+    lingerAfterEarlyAnswer(incoming, outgoing, linger);
     let request: Request;
     try {
       request = bridgeRequest(incoming, outgoing);

@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { bridge, type FetchHandler } from "./bridge.ts";
 import { installBridgeResponse } from "./bridge-response.ts";
+import type { LingerLimits } from "./linger-after-early-answer.ts";
 
 export type { FetchHandler, RequestContext } from "./bridge.ts";
 
@@ -24,6 +25,12 @@ export interface ServeOptions {
    * bodies (it behaves as a Response in every other way, `instanceof` included). Defaults to true.
    */
   lightResponse?: boolean;
+  /**
+   * After an answer that goes out before its request's body has arrived (a 413), keep reading and discarding
+   * the body for at most `ms` and `bytes` before closing, so the client reads the answer instead of a reset.
+   * Defaults to 5 000 ms and 64 MiB.
+   */
+  linger?: LingerLimits;
 }
 
 /** A running server. */
@@ -87,7 +94,7 @@ function onClientError(error: Error & { code?: string }, socket: Socket): void {
 export async function serve(options: ServeOptions): Promise<ServeHandle> {
   if (options.lightResponse !== false) installBridgeResponse();
   const state = { closing: false };
-  const server = createServer(bridge(options.fetch, { onError: options.onError, state }));
+  const server = createServer(bridge(options.fetch, { onError: options.onError, state, ...(options.linger ? { linger: options.linger } : {}) }));
   server.on("clientError", onClientError);
   await listen(server, options.port ?? 3000, options.host);
   const address = server.address() as AddressInfo;

@@ -39,7 +39,9 @@ async function readBytes(request: Request, maxBytes: number): Promise<Uint8Array
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
-      void reader.cancel().catch(() => {});
+      // Let go without cancelling: the server adapter drains the rest once the 413 is out. A cancelled body makes
+      // some servers (Bun) close the connection under a client still sending, which then sees a reset, not the 413.
+      reader.releaseLock();
       throw TOO_LARGE;
     }
     chunks.push(value);
