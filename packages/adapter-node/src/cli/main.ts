@@ -41,7 +41,9 @@ default sqlite:./benchdata.db) and --help.`,
 The admin API is on only when BENCHDATA_ADMIN_TOKEN is set (at least 32 characters, or serve refuses
 to start with exit 2). SIGTERM drains: /readyz answers 503 at once, serving goes on for
 shutdown.drainDelaySeconds (env BENCHDATA_SHUTDOWN_DRAIN_DELAY_SECONDS; default 0, 10 behind a load
-balancer), then the requests already accepted are answered and the process exits 0.`,
+balancer), then the requests already accepted are answered and the process exits 0.
+Every answer carries X-Request-Id. log.access (env BENCHDATA_LOG_ACCESS=true) writes one JSON line
+per request (request id, method, route template, status, duration, key prefix; no query, no secrets).`,
   demo: `Usage: benchdata demo [--port N] [--host H] [--db URL]
 
 Starts the service (default --db sqlite:./benchdata-demo.db, port 8787), creates a demo account with a
@@ -97,7 +99,7 @@ async function serveCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
   if (values.help) return help("serve");
   const logger = jsonLogger((line) => process.stdout.write(`${line}\n`));
-  const config = withShutdownEnv(withMetricsToken(await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG), process.env.BENCHDATA_METRICS_TOKEN), process.env);
+  const config = withLogEnv(withShutdownEnv(withMetricsToken(await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG), process.env.BENCHDATA_METRICS_TOKEN), process.env), process.env);
   const port = intFlag("port", values.port ?? process.env.PORT, 8787, 0, 65535);
   const db = dbUrl(values.db);
   const adminToken = adminTokenFromEnv(process.env.BENCHDATA_ADMIN_TOKEN);
@@ -135,6 +137,14 @@ export function withShutdownEnv(config: ServiceConfig, env: Readonly<Record<stri
     shutdown = { ...shutdown, [key]: value };
   }
   return shutdown === config.shutdown ? config : { ...config, shutdown };
+}
+
+/** `log.access` from BENCHDATA_LOG_ACCESS when set (`true`/`1` or `false`/`0`; it wins over the file). */
+export function withLogEnv(config: ServiceConfig, env: Readonly<Record<string, string | undefined>>): ServiceConfig {
+  const raw = env.BENCHDATA_LOG_ACCESS?.trim().toLowerCase();
+  if (raw === undefined || raw === "") return config;
+  if (raw !== "true" && raw !== "1" && raw !== "false" && raw !== "0") throw new ConfigError(`BENCHDATA_LOG_ACCESS must be true, false, 1 or 0, got ${JSON.stringify(env.BENCHDATA_LOG_ACCESS)}`);
+  return { ...config, log: { ...config.log, access: raw === "true" || raw === "1" } };
 }
 
 /** The shortest admin token `serve` accepts: a guessable token would hand out every account. */

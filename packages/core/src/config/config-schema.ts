@@ -78,6 +78,7 @@ export const ConfigFileSchema = v.strictObject({
       drainTimeoutSeconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(3600))),
     }),
   ),
+  log: v.optional(v.strictObject({ access: v.optional(v.boolean()) })),
 });
 
 /** A config file's content, as parsed. */

@@ -43,6 +43,8 @@ export interface ServiceConfig {
   readonly metrics: { readonly token: string | null };
   /** SIGTERM: how long to keep serving with `/readyz` at 503 before closing, and the longest wait for in-flight requests. */
   readonly shutdown: { readonly drainDelaySeconds: number; readonly drainTimeoutSeconds: number };
+  /** `access`: one JSON line per request (request id, method, route template, status, duration, key prefix); off by default. */
+  readonly log: { readonly access: boolean };
 }
 
 /** The contract's defaults. Enterprise limits are per account; these are its starting values. */
@@ -81,6 +83,7 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   sessions: { ttlDays: 30, signInLinkMinutes: 15 },
   metrics: { token: null },
   shutdown: { drainDelaySeconds: 0, drainTimeoutSeconds: 30 },
+  log: { access: false },
 };
 
 /** Deep-merges `over` onto `base` (arrays and scalars replace). */

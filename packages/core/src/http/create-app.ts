@@ -27,7 +27,8 @@ import { buildOpenApi } from "./openapi/openapi.ts";
 import { pooledRandom } from "./pooled-random.ts";
 import { asServiceError, errorResponse, JSON_TYPE, NOSNIFF } from "./reply.ts";
 import { bearerToken, splitUrl } from "./request-url.ts";
-import type { Route } from "./route.ts";
+import { assignRequestId, stampRequestId } from "./request-id.ts";
+import type { Route, RouteRun } from "./route.ts";
 import type { Miss } from "./base-router.ts";
 import { baseRouter } from "./base-router.ts";
 import { consoleUiResponse, isConsolePath } from "./console-ui/console-ui.ts";
@@ -68,6 +69,10 @@ export interface App {
   /** The metrics registry (`GET /metrics` renders it); give it to the workers so their metrics show there too. */
   readonly metrics: MetricsRegistry;
 }
+
+/** An API key's length (`svc_live_` or `svc_test_` and 48 characters), and its logged prefix's (the contract's `prefix`). */
+const API_KEY_LENGTH = 57;
+const KEY_PREFIX_LENGTH = 12;
 
 /** How long `/readyz` waits for storage's trivial query before answering 503 (under a 1 s probe time-out). */
 export const READINESS_TIMEOUT_MS = 800;
@@ -227,26 +232,68 @@ export function createApp(options: AppOptions): App {
     return response;
   };
   // The data pipeline counts and times its own requests (without an extra promise on the hot path).
-  const dataRouter = baseRouter(DATA_BASE, dataRoutes, counted);
-  const consoleRouter = baseRouter(CONSOLE_BASE, timed(metrics, consoleRoutes), counted);
-  const serviceRouter = baseRouter("", timed(metrics, [...serviceRoutes, metricsRoute]), counted);
+  // With the access log on, each route notes its template for the request's line (off: routes run as they are).
+  const accessLog = config.log.access;
+  const templates = new WeakMap<Request, string>();
+  const noted = (routes: readonly Route[]): readonly Route[] =>
+    accessLog
+      ? routes.map((route) => {
+          const run = route.run;
+          const template = route.path;
+          const noting: RouteRun = (request, params, search, client) => {
+            templates.set(request, template);
+            return run(request, params, search, client);
+          };
+          return { ...route, run: noting };
+        })
+      : routes;
+  const dataRouter = baseRouter(DATA_BASE, noted(dataRoutes), counted);
+  const consoleRouter = baseRouter(CONSOLE_BASE, noted(timed(metrics, consoleRoutes)), counted);
+  const serviceRouter = baseRouter("", noted(timed(metrics, [...serviceRoutes, metricsRoute])), counted);
   // Without an admin token the admin paths fall through to the service router's 404.
-  const adminRouter = app.adminToken === null ? serviceRouter : baseRouter(ADMIN_BASE, timed(metrics, admin), counted);
+  const adminRouter = app.adminToken === null ? serviceRouter : baseRouter(ADMIN_BASE, noted(timed(metrics, admin)), counted);
 
   // Not async: the router's promise is returned as is (every route catches its own errors), saving a frame
   // per request on the hot path.
-  const fetch = (request: Request, ctx?: ClientInfo): Promise<Response> => {
+  const route = (request: Request, ctx: ClientInfo | undefined): Promise<Response> => {
     try {
       const { path, search } = splitUrl(request.url);
       const client = ctx ?? noClient;
       if (path.startsWith(DATA_PREFIX)) return dataRouter.fetch(request, path, search, client);
       if (path.startsWith(CONSOLE_PREFIX)) return consoleRouter.fetch(request, path, search, client);
       if (path.startsWith(ADMIN_PREFIX)) return adminRouter.fetch(request, path, search, client);
-      if (consoleUi && isConsolePath(path)) return Promise.resolve(consoleUiResponse(request, path));
+      if (consoleUi && isConsolePath(path)) {
+        if (accessLog) templates.set(request, "(console-ui)");
+        return Promise.resolve(consoleUiResponse(request, path));
+      }
       return serviceRouter.fetch(request, path, search, client);
     } catch (error) {
-      return Promise.resolve(errorResponse(asServiceError(error, logger, "fetch")));
+      return Promise.resolve(errorResponse(asServiceError(error, logger, "fetch", request)));
     }
+  };
+
+  // The access log's line: no query string, no Authorization, no raw key or token; at most a key's prefix.
+  const logAccess = (request: Request, response: Response, id: string, start: number): void => {
+    const raw = bearerToken(request.headers.get("authorization"));
+    logger.info("request", {
+      request_id: id,
+      method: request.method,
+      route: templates.get(request) ?? "(unmatched)",
+      status: response.status,
+      duration_ms: Math.round((performance.now() - start) * 10) / 10,
+      key_prefix: raw !== null && raw.length === API_KEY_LENGTH && /^svc_(live|test)_/.test(raw) ? raw.slice(0, KEY_PREFIX_LENGTH) : undefined,
+    });
+  };
+
+  // Every answer carries `X-Request-Id` (echoed when sane, else generated), also carried in its log lines.
+  const fetch = (request: Request, ctx?: ClientInfo): Promise<Response> => {
+    const id = assignRequestId(request, clock, app.idRandom);
+    if (!accessLog) return route(request, ctx).then((response) => stampRequestId(response, id));
+    const start = performance.now();
+    return route(request, ctx).then((response) => {
+      logAccess(request, response, id, start);
+      return stampRequestId(response, id);
+    });
   };
 
   return {

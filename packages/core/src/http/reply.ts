@@ -2,6 +2,7 @@
 import { isServiceError, ServiceError } from "../errors/service-error.ts";
 import type { Logger } from "../log/logger.ts";
 import { redact } from "../log/logger.ts";
+import { requestIdOf } from "./request-id.ts";
 
 /** What a handler answers: a status and a body to serialize, or its JSON text already built (neither: no body). */
 export interface Reply {
@@ -58,10 +59,10 @@ export function errorResponse(error: ServiceError, headers?: Record<string, stri
 
 const INTERNAL = new ServiceError(500, "internal", "Internal error. It was logged; no details are exposed.");
 
-/** Maps anything thrown to a ServiceError: itself, or a logged 500 `internal` that leaks nothing. */
-export function asServiceError(error: unknown, logger: Logger, where: string): ServiceError {
+/** Maps anything thrown to a ServiceError: itself, or a logged 500 `internal` that leaks nothing (the line carries the request's id). */
+export function asServiceError(error: unknown, logger: Logger, where: string, request?: Request): ServiceError {
   if (isServiceError(error)) return error;
-  logger.error("unhandled error", { where, error: describeError(error) });
+  logger.error("unhandled error", { where, request_id: requestIdOf(request), error: describeError(error) });
   return INTERNAL;
 }
 

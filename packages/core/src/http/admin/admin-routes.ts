@@ -421,7 +421,7 @@ export function adminRoutes(app: AppContext): Route[] {
         const body = o.body ? await (o.bodyOptional === true ? readOptionalBody : readBody)(request, o.body) : undefined;
         return replyResponse(await o.handle(app, params, body, app.clock.now(), request), { "cache-control": "no-store" });
       } catch (error) {
-        return errorResponse(asServiceError(error, app.logger, label), { "cache-control": "no-store" });
+        return errorResponse(asServiceError(error, app.logger, label, request), { "cache-control": "no-store" });
       }
     };
     const errors = [401, ...o.doc.errors, 503];

@@ -140,7 +140,7 @@ export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
       const reply = await route.handle({ accountId, account, params, body, query, request, client, now: app.clock.now(), app });
       return replyResponse(reply, { ...reply.headers, "cache-control": NO_STORE });
     } catch (error) {
-      return errorResponse(asServiceError(error, app.logger, label), { "cache-control": NO_STORE });
+      return errorResponse(asServiceError(error, app.logger, label, request), { "cache-control": NO_STORE });
     }
   };
   const errors = route.auth === "none" ? [...route.errors, 503] : [401, 403, ...route.errors, 503];

@@ -19,6 +19,7 @@ import { unavailable } from "../fail-closed.ts";
 import { parseQuery } from "../query.ts";
 import { asServiceError, describeError, JSON_TYPE, NOSNIFF } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";
+import { requestIdOf } from "../request-id.ts";
 import type { RouteRun } from "../route.ts";
 import type { AnyDataEndpoint } from "./data-endpoint.ts";
 import { addressAllowed, clientAddressOf, requestTarget } from "./key-checks.ts";
@@ -57,7 +58,7 @@ function listOf(items: readonly string[]): string {
 }
 
 /** Headers browsers may read on cross-origin responses. */
-const EXPOSE_HEADERS = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After";
+const EXPOSE_HEADERS = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id";
 
 /** The window the `X-RateLimit-*` headers describe: the minute window unless the day has fewer requests left. */
 function reported(minute: WindowInfo, day: WindowInfo): WindowInfo {
@@ -267,7 +268,7 @@ function endpointPipeline(
         // The key or its account changed since that lookup (here or in another process): look again.
         lookups.delete(hash);
         if (tries >= MAX_STALE_TRIES) {
-          logger.warn("key changed during every admission: answering 503", { key_id: lookup.key.id, tries });
+          logger.warn("key changed during every admission: answering 503", { key_id: lookup.key.id, tries, request_id: requestIdOf(request) });
           metrics.unavailable.key_churn.inc();
           throw KEY_CHURN;
         }
@@ -290,6 +291,7 @@ function endpointPipeline(
           // The operator's copy of quota.held (the customer's goes to the account's webhooks).
           logger.warn("automatic charges held: no charge starts until a person acts", {
             account_id: lookup.account.id,
+            request_id: requestIdOf(request),
             calls_used: result.quota.used,
             allowance: result.quota.allowance,
           });
@@ -312,7 +314,7 @@ function endpointPipeline(
       }
       return done(new Response(JSON.stringify(reply.body), { status: reply.status, headers: h }), start);
     } catch (error) {
-      return done(errorOut(asServiceError(error, logger, label), window, cors), start);
+      return done(errorOut(asServiceError(error, logger, label, request), window, cors), start);
     }
   };
 }

@@ -1,0 +1,55 @@
+/**
+ * `X-Request-Id`: every answer carries one. A sane incoming id (1–128 characters of `A–Z a–z 0–9 . _ : -`, as a
+ * proxy or client would send) is echoed; anything else is ignored and a ULID is generated. The id goes into the
+ * log lines written while the request is handled and into the access log; error bodies keep the contract's
+ * `{detail, code, status}` shape, so the header is the correlation id.
+ */
+import { ulid } from "ulid";
+import type { Clock, RandomSource } from "../clock/clock.ts";
+
+/** The response header (lower-cased, as stored in Headers). */
+export const REQUEST_ID_HEADER = "x-request-id";
+
+const SANE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request ids of requests in flight, for the log lines written while they are handled. */
+const ids = new WeakMap<Request, string>();
+
+/** The incoming id when it is sane, else null. */
+export function saneRequestId(value: string | null): string | null {
+  return value !== null && SANE.test(value) ? value : null;
+}
+
+/** Decides the request's id (echoed or generated) and remembers it for `requestIdOf`. */
+export function assignRequestId(request: Request, clock: Clock, random: RandomSource): string {
+  const buf = new Uint8Array(1);
+  const id = saneRequestId(request.headers.get(REQUEST_ID_HEADER)) ?? ulid(clock.now(), () => random.fill(buf)[0]! / 256);
+  ids.set(request, id);
+  return id;
+}
+
+/** The id `assignRequestId` gave this request (undefined outside `createApp`'s fetch). */
+export function requestIdOf(request: Request | undefined): string | undefined {
+  return request === undefined ? undefined : ids.get(request);
+}
+
+/**
+ * Sets `X-Request-Id` on a response, and adds it to `Access-Control-Expose-Headers` when the response carries
+ * CORS headers (so browser code can read it).
+ */
+export function stampRequestId(response: Response, id: string): Response {
+  const headers = response.headers;
+  try {
+    headers.set(REQUEST_ID_HEADER, id);
+    if (headers.has("access-control-allow-origin")) {
+      const expose = headers.get("access-control-expose-headers");
+      if (expose === null) headers.set("access-control-expose-headers", "X-Request-Id");
+      else if (!/(^|,)\s*x-request-id\s*(,|$)/i.test(expose)) headers.set("access-control-expose-headers", expose + ", X-Request-Id");
+    }
+    return response;
+  } catch {
+    // Immutable headers (a Response.redirect or a fetched one): copy it.
+    const copy = new Response(response.body, response);
+    return stampRequestId(copy, id);
+  }
+}
