@@ -13,6 +13,7 @@ export interface Answer {
   readonly code: string | undefined;
   readonly connection: string | undefined;
   readonly requestId: string | undefined;
+  readonly retryAfter: string | undefined;
 }
 
 /** What a run of load produced. */
@@ -89,7 +90,8 @@ export function startLoad(options: LoadOptions): Load {
           }
           const connection = res.headers.connection;
           const requestId = res.headers["x-request-id"];
-          answers.push({ at: Date.now(), status: res.statusCode ?? 0, code, connection, requestId: typeof requestId === "string" ? requestId : undefined });
+          const retryAfter = res.headers["retry-after"];
+          answers.push({ at: Date.now(), status: res.statusCode ?? 0, code, connection, requestId: typeof requestId === "string" ? requestId : undefined, retryAfter });
           resolve();
         });
         res.on("error", (e: NodeJS.ErrnoException) => {

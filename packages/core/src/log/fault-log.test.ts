@@ -19,6 +19,7 @@ describe("fault log", () => {
     const refusedTwice = new AggregateError([Object.assign(new Error("a"), { code: "ECONNREFUSED" }), Object.assign(new Error("b"), { code: "ECONNREFUSED" })]);
     expect(faultCause(wrapped(refusedTwice))).toBe("ECONNREFUSED");
     expect(faultCause(wrapped(new Error("timeout exceeded when trying to connect")))).toBe("timeout");
+    expect(faultCause(wrapped(new Error("Connection terminated unexpectedly")))).toBe("connection_terminated");
   });
 
   it("a storm is one line at once, then at most one summary per interval with the count, then one recovery line", () => {

@@ -44,6 +44,8 @@ export function faultCause(error: unknown): string {
   }
   if (e instanceof Error) {
     if (/timeout|timed out/i.test(e.message)) return "timeout";
+    // node-postgres says this, without a code, when the server or the network drops a connection in use.
+    if (/connection terminated/i.test(e.message)) return "connection_terminated";
     return e.name === "Error" ? "error" : e.name.slice(0, 64);
   }
   return "unknown";
