@@ -182,6 +182,36 @@ for (const [name, open] of Object.entries(stores)) {
       }
     });
 
+    it("sample_size of several metrics counts the published metrics' distinct businesses, and nothing of a withheld metric", async () => {
+      const storage = await open();
+      await storage.migrate?.();
+      try {
+        // dtc: d0..d29 report gross_margin, d20..d59 revenue_growth (10 report both), x0..x4 only cart_abandon_rate
+        // (5 businesses: withheld below the minimum). Imported as the operator would.
+        const lines: string[] = [];
+        const row = (business_id: string, metric: string, value: number): number => lines.push(JSON.stringify({ business_id, category: "ecommerce", segment: "dtc", period: PERIOD, metric, value }) + "\n");
+        for (let i = 0; i < 30; i++) row(`d${i}`, "gross_margin", 0.3 + i / 100);
+        for (let i = 20; i < 60; i++) row(`d${i}`, "revenue_growth", i / 200);
+        for (let i = 0; i < 5; i++) row(`x${i}`, "cart_abandon_rate", 0.6 + i / 100);
+        await importObservations(storage, lines, { format: "ndjson" });
+        const api = await attackerOf(storage);
+        for (const q of ["", "&segment=dtc"]) {
+          const b = await api.get(`/benchmarks?category=ecommerce&period=${PERIOD}${q}`);
+          expect(b.status).toBe(200);
+          expect(Object.keys(b.body.metrics).sort()).toEqual(["gross_margin", "revenue_growth"]);
+          // 60 distinct: not the largest cell (40), not the sum (70), not every business of the cell (65).
+          expect(b.body.sample_size).toBe(60);
+        }
+        const seg = await api.get(`/segments?category=ecommerce&period=${PERIOD}`);
+        expect(seg.body.segments).toEqual([{ segment: "dtc", sample_size: 60, published: true, withheld_reason: null }]);
+        // The withheld metric's 5 businesses show nowhere: neither alone nor added to a published count.
+        const h = await harvest(api, ["dtc"]);
+        for (const body of [...h.bodies, seg.text]) expect(body).not.toMatch(/"sample_size":(5|65|35|45)\b/);
+      } finally {
+        await storage.close?.();
+      }
+    });
+
     it("property: over random segment sizes around the minimum, no subtraction of published means, counts or histograms reaches fewer than the minimum businesses", async () => {
       const storage = await open();
       await storage.migrate?.();

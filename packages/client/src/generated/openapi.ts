@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * Aggregate percentiles of every metric of a category
-         * @description Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` is the largest sample among the metrics included.
+         * @description Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` counts the distinct businesses that reported at least one of the metrics included (a business reporting several counts once; businesses of withheld metrics only are not counted).
          */
         get: operations["getBenchmarks"];
         put?: never;
@@ -89,7 +89,7 @@ export interface paths {
         };
         /**
          * Segments of a category
-         * @description The segments with data for the category in one period (default: the latest period with data, quarterly or monthly), each with its sample size (distinct businesses in its largest published metric cell, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.
+         * @description The segments with data for the category in one period (default: the latest period with data, quarterly or monthly), each with its sample size (distinct businesses that reported at least one of its published metrics, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.
          */
         get: operations["listSegments"];
         put?: never;
@@ -1516,7 +1516,7 @@ export interface operations {
                         period: string;
                         segments: {
                             segment: string;
-                            /** @description Distinct businesses in the largest published cell; null when nothing is published. */
+                            /** @description Distinct businesses of the segment's published metrics (one that reports several counts once); null when nothing is published. */
                             sample_size: number | null;
                             /** @description Whether any of the segment's figures are published. */
                             published: boolean;

@@ -18,6 +18,13 @@ export interface Cell {
   readonly sorted: Float64Array;
   /** Distinct businesses in the cell (the contract's `sample_size`). */
   readonly sampleSize: number;
+  /**
+   * Who the businesses are, as ordinals, one per business, ascending: numbered per (category, period) at
+   * import, so the cells of several metrics of one (category, segment, period) can be counted together
+   * (`distinctBusinesses`). Never published. Absent for cells published before the identities were kept
+   * (re-import to get them).
+   */
+  readonly businesses?: Uint32Array;
 }
 
 /** Read access to prepared cells; implemented by storage (live data) and by the synthetic generator (test data). */

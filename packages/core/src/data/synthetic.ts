@@ -164,7 +164,9 @@ export function createSyntheticSource(seed: string, options: SyntheticOptions = 
       }
     }
     const cells: CellSet = new Map();
-    for (const [metric, values] of columns) cells.set(metric, { sorted: values.sort(), sampleSize: n });
+    // Every synthetic business reports every metric: one list of ordinals serves all the segment's cells.
+    const businesses = Uint32Array.from({ length: n }, (_, i) => i);
+    for (const [metric, values] of columns) cells.set(metric, { sorted: values.sort(), sampleSize: n, businesses });
     return cells;
   };
 
@@ -203,6 +205,9 @@ export function createSyntheticSource(seed: string, options: SyntheticOptions = 
     // `all` is the union of the segments' businesses.
     const parts = profiles.map((s) => cellSet(category, s.name, period));
     const union: CellSet = new Map();
+    // The segments' businesses are disjoint: number them one segment after another.
+    const total = parts.reduce((a, p) => a + ((p.values().next().value as Cell | undefined)?.sampleSize ?? 0), 0);
+    const businesses = Uint32Array.from({ length: total }, (_, i) => i);
     for (const metric of metricsOf(category)) {
       const pieces = parts.map((p) => p.get(metric) as Cell);
       const size = pieces.reduce((a, c) => a + c.sorted.length, 0);
@@ -212,7 +217,7 @@ export function createSyntheticSource(seed: string, options: SyntheticOptions = 
         values.set(c.sorted, at);
         at += c.sorted.length;
       }
-      union.set(metric, { sorted: values.sort(), sampleSize: pieces.reduce((a, c) => a + c.sampleSize, 0) });
+      union.set(metric, { sorted: values.sort(), sampleSize: pieces.reduce((a, c) => a + c.sampleSize, 0), businesses });
     }
     return remember(key, union);
   };

@@ -269,14 +269,29 @@ describe("live data and the publication minimum", () => {
     expect((await lk.data(live, "/benchmarks/history?category=saas&metric=churn_rate")).body.code).toBe("data.not_found");
   });
 
-  it("/benchmarks includes only metrics meeting the minimum; sample_size is the largest included", async () => {
+  it("/benchmarks includes only metrics meeting the minimum; sample_size counts the included metrics' distinct businesses", async () => {
     const { lk, live } = await liveKit();
-    await lk.publish("saas", "all", "2026-Q3", "gross_margin", spread(35, 0, 1));
-    await lk.publish("saas", "all", "2026-Q3", "churn_rate", spread(29, 0, 0.1));
-    await lk.publish("saas", "all", "2026-Q3", "burn_multiple", spread(50, 0, 3));
+    const ids = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
+    // gross_margin: businesses 0..34; burn_multiple: 20..69 (15 in both); churn_rate (withheld): 100..128, reported by no one else.
+    await lk.publish("saas", "all", "2026-Q3", "gross_margin", spread(35, 0, 1), ids(0, 35));
+    await lk.publish("saas", "all", "2026-Q3", "churn_rate", spread(29, 0, 0.1), ids(100, 29));
+    await lk.publish("saas", "all", "2026-Q3", "burn_multiple", spread(50, 0, 3), ids(20, 50));
     const r = await lk.data(live, "/benchmarks?category=saas");
     expect(Object.keys(r.body.metrics)).toEqual(["gross_margin", "burn_multiple"]);
-    expect(r.body.sample_size).toBe(50);
+    // 70 distinct businesses: not the largest cell (50), not the sum (85), and nothing of the withheld churn_rate's 29.
+    expect(r.body.sample_size).toBe(70);
+  });
+
+  it("/benchmarks and /segments: 30 businesses report one metric and 30 others another → sample_size 60 (CONTRACT: distinct businesses)", async () => {
+    const { lk, live } = await liveKit();
+    const ids = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
+    for (const segment of ["all", "dtc"]) {
+      await lk.publish("ecommerce", segment, "2026-Q3", "gross_margin", spread(30, 0.2, 0.6), ids(0, 30));
+      await lk.publish("ecommerce", segment, "2026-Q3", "revenue_growth", spread(30, 0, 0.5), ids(30, 30));
+    }
+    expect((await lk.data(live, "/benchmarks?category=ecommerce")).body.sample_size).toBe(60);
+    expect((await lk.data(live, "/benchmarks?category=ecommerce&segment=dtc")).body.sample_size).toBe(60);
+    expect((await lk.data(live, "/segments?category=ecommerce")).body.segments).toEqual([{ segment: "dtc", sample_size: 60, published: true, withheld_reason: null }]);
   });
 
   it("cells below the minimum → 404 data.insufficient_sample on every endpoint", async () => {

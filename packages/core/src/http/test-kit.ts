@@ -39,7 +39,8 @@ export interface Kit {
   data(rawKey: string | null, path: string, init?: { headers?: Record<string, string>; host?: string; clientAddress?: string; method?: string }): Promise<Res>;
   account(tier?: string): Promise<{ accountId: string; session: string }>;
   key(session: string, environment?: "live" | "test", scopes?: string[]): Promise<{ keyId: string; raw: string }>;
-  publish(category: Category, segment: string, period: string, metric: Metric, values: number[]): Promise<void>;
+  /** Publishes one cell; `businesses` are the ordinals of its businesses (as an import numbers them), one per value. */
+  publish(category: Category, segment: string, period: string, metric: Metric, values: number[], businesses?: number[]): Promise<void>;
 }
 
 /** Builds a harness; `config` is merged over the defaults. */
@@ -84,9 +85,10 @@ export function kit(options: { config?: DeepPartial<ServiceConfig>; storage?: St
       if (r.status !== 201) throw new Error(`key: ${r.status} ${JSON.stringify(r.body)}`);
       return { keyId: r.body.key_id, raw: r.body.raw_key };
     },
-    async publish(category, segment, period, metric, values) {
+    async publish(category, segment, period, metric, values, businesses) {
       const sorted = Float64Array.from(values).sort();
-      await storage.replaceCells([{ category, segment, period, metric, cell: { sorted, sampleSize: values.length } }], []);
+      const cell = { sorted, sampleSize: values.length, ...(businesses ? { businesses: Uint32Array.from(businesses).sort() } : {}) };
+      await storage.replaceCells([{ category, segment, period, metric, cell }], []);
     },
   };
   return k;

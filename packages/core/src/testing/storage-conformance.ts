@@ -1284,6 +1284,20 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect(await b.segments("saas")).toEqual([]);
         expect((await b.cells("saas", "all", "2026-Q2", ["gross_margin"])).size).toBe(1);
       });
+
+      it("keeps a cell's business ordinals (sample_size of several metrics counts distinct businesses), and none for a cell given none", async () => {
+        const big = Uint32Array.from([0, 7, 65_536, 4_000_000_000]);
+        await s.replaceCells(
+          [
+            { category: "retail", segment: "all", period: "2026-Q1", metric: "gross_margin", cell: { ...cell([0.1, 0.2, 0.3, 0.4]), businesses: big } },
+            { category: "retail", segment: "all", period: "2026-Q1", metric: "refund_rate", cell: cell([0.01]) },
+          ],
+          [],
+        );
+        const got = await s.benchmarks.cells("retail", "all", "2026-Q1", ["gross_margin", "refund_rate"]);
+        expect(Array.from(got.get("gross_margin")!.businesses ?? [])).toEqual([0, 7, 65_536, 4_000_000_000]);
+        expect(got.get("refund_rate")!.businesses).toBeUndefined();
+      });
     });
 
     describe("merchant snapshots", () => {

@@ -5,13 +5,15 @@
  * another process's import within `ttlMs` (and its own at once).
  */
 import type { BenchmarkSource, Category, Cell, Granularity, Metric } from "@benchdata/core";
-import { decodeFloat64 } from "./cell-codec.ts";
+import { decodeFloat64, decodeUint32 } from "./cell-codec.ts";
 
 /** A stored cell row as the dialects return it. */
 export interface StoredCellRow {
   readonly metric: string;
   readonly sampleSize: number;
   readonly sorted: Uint8Array;
+  /** The cell's business ordinals (uint32 little-endian); null for cells published before they were kept. */
+  readonly businesses: Uint8Array | null;
 }
 
 /** The uncached reads a dialect provides. */
@@ -108,7 +110,7 @@ export function cachedBenchmarks(reader: CellReader, ttlMs: number = DEFAULT_CAC
         // One query for every metric not cached yet; each metric's entry resolves from it (null = no data).
         const rows = reader.cells(category, segment, period, missing).then((list) => {
           const byMetric = new Map<string, Cell>();
-          for (const r of list) byMetric.set(r.metric, { sorted: decodeFloat64(r.sorted), sampleSize: r.sampleSize });
+          for (const r of list) byMetric.set(r.metric, { sorted: decodeFloat64(r.sorted), sampleSize: r.sampleSize, ...(r.businesses === null ? {} : { businesses: decodeUint32(r.businesses) }) });
           return byMetric;
         });
         for (const m of missing) pending.set(m, memo(keyOf(m), () => rows.then((got) => got.get(m) ?? null)));

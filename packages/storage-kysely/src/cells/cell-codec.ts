@@ -28,3 +28,21 @@ export function decodeFloat64(bytes: Uint8Array): Float64Array {
   for (let i = 0; i < n; i++) out[i] = view.getFloat64(i * 8, true);
   return out;
 }
+
+/** Encodes a cell's business ordinals as uint32 little-endian bytes (4 bytes each). */
+export function encodeUint32(values: Uint32Array): Uint8Array {
+  const out = new Uint8Array(values.length * 4);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < values.length; i++) view.setUint32(i * 4, values[i]!, true);
+  return out;
+}
+
+/** Decodes uint32 little-endian bytes into a fresh Uint32Array. */
+export function decodeUint32(bytes: Uint8Array): Uint32Array {
+  if (bytes.byteLength % 4 !== 0) throw new Error(`corrupt uint32 blob of ${bytes.byteLength} bytes`);
+  const n = bytes.byteLength / 4;
+  const out = new Uint32Array(n);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let i = 0; i < n; i++) out[i] = view.getUint32(i * 4, true);
+  return out;
+}

@@ -8,6 +8,11 @@
  *   contributes the mean of its values (summed in ascending order), so `all` never counts it twice and
  *   does not depend on the order of the file.
  * - The same (business, category, segment, period, metric) twice is an error (`duplicate`).
+ * - Every cell keeps its businesses as ordinals (`Cell.businesses`), numbered across the import in order of
+ *   first appearance, so that the cells of several metrics can be counted as distinct businesses
+ *   (`sample_size` of /benchmarks and /segments). An import replaces each (category, period) whole, so the
+ *   cells of one (category, period) always share one numbering. The pass holds one ordinal per distinct
+ *   business id of the file.
  */
 import type { Category, Metric, PreparedCell } from "@benchdata/core";
 import { ALL_SEGMENTS } from "@benchdata/core";
@@ -29,7 +34,11 @@ export interface BuiltCells {
   readonly duplicate: Duplicate | null;
 }
 
-const sortedCell = (values: number[], sampleSize: number): PreparedCell["cell"] => ({ sorted: Float64Array.from(values).sort(), sampleSize });
+const sortedCell = (values: number[], businesses: number[]): PreparedCell["cell"] => ({
+  sorted: Float64Array.from(values).sort(),
+  sampleSize: businesses.length,
+  businesses: Uint32Array.from(businesses).sort(),
+});
 
 /** Runs the pass over `ordered`; with `checkOnly` it looks for duplicates and builds nothing. */
 export async function buildCells(ordered: AsyncIterable<readonly StagedRow[]>, checkOnly = false): Promise<BuiltCells> {
@@ -39,8 +48,11 @@ export async function buildCells(ordered: AsyncIterable<readonly StagedRow[]>, c
   let duplicate: Duplicate | null = null;
 
   let group: { category: Category; period: string; metric: Metric } | null = null;
-  let segments = new Map<string, number[]>();
+  let segments = new Map<string, { values: number[]; businesses: number[] }>();
   let all: number[] = [];
+  let allBusinesses: number[] = [];
+  // Ordinals of the import's businesses (one entry per distinct business id).
+  const ordinals = new Map<string, number>();
   // The business being read and its values (for `all`).
   let business: string | null = null;
   let own: number[] = [];
@@ -48,6 +60,7 @@ export async function buildCells(ordered: AsyncIterable<readonly StagedRow[]>, c
   const replaced = new Set<string>();
 
   const endBusiness = (): void => {
+    if (own.length > 0) allBusinesses.push(ordinals.get(business!)!);
     if (own.length === 1) all.push(own[0]!);
     else if (own.length > 1) all.push(own.sort((a, b) => a - b).reduce((x, y) => x + y, 0) / own.length);
     business = null;
@@ -56,13 +69,14 @@ export async function buildCells(ordered: AsyncIterable<readonly StagedRow[]>, c
   const endGroup = (): void => {
     endBusiness();
     if (group && !checkOnly) {
-      for (const [segment, values] of [...segments].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-        cells.push({ category: group.category, segment, period: group.period, metric: group.metric, cell: sortedCell(values, values.length) });
+      for (const [segment, s] of [...segments].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        cells.push({ category: group.category, segment, period: group.period, metric: group.metric, cell: sortedCell(s.values, s.businesses) });
       }
-      cells.push({ category: group.category, segment: ALL_SEGMENTS, period: group.period, metric: group.metric, cell: sortedCell(all, all.length) });
+      cells.push({ category: group.category, segment: ALL_SEGMENTS, period: group.period, metric: group.metric, cell: sortedCell(all, allBusinesses) });
     }
     segments = new Map();
     all = [];
+    allBusinesses = [];
   };
 
   for await (const batch of ordered) {
@@ -87,11 +101,13 @@ export async function buildCells(ordered: AsyncIterable<readonly StagedRow[]>, c
       if (r.businessId !== business) {
         endBusiness();
         business = r.businessId;
+        if (!ordinals.has(business)) ordinals.set(business, ordinals.size);
       }
       own.push(r.value);
-      let values = segments.get(r.segment);
-      if (!values) segments.set(r.segment, (values = []));
-      values.push(r.value);
+      let seg = segments.get(r.segment);
+      if (!seg) segments.set(r.segment, (seg = { values: [], businesses: [] }));
+      seg.values.push(r.value);
+      seg.businesses.push(ordinals.get(business)!);
     }
   }
   endGroup();

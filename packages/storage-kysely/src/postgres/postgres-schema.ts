@@ -1131,6 +1131,12 @@ ALTER TABLE accounts ADD COLUMN suspended_reason text;
 `;
 
 // The IP allow-list guards console sessions too (issue 20); true: the operator let the account's sessions in from anywhere.
+const CELL_BUSINESSES = `
+-- The cell's business ordinals (uint32 little-endian, ascending), numbered per import; NULL for cells
+-- published before (their (category, period) counts as before until it is imported again).
+ALTER TABLE cells ADD COLUMN businesses bytea;
+`;
+
 const CONSOLE_IP_EXEMPT = `
 ALTER TABLE accounts ADD COLUMN console_ip_exempt boolean NOT NULL DEFAULT false;
 `;
@@ -1150,4 +1156,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 16, name: "webhooks receivers steer and operators recover: status, failure history, dead reasons, secret rotation", sql: WEBHOOK_STEERING + FUNCTIONS },
   { version: 17, name: "suspended accounts: status, when and why", sql: ACCOUNT_STATUS },
   { version: 18, name: "the IP allow-list guards console sessions; the operator's override", sql: CONSOLE_IP_EXEMPT },
+  { version: 21, name: "cells keep their businesses, so sample_size of several metrics counts distinct businesses", sql: CELL_BUSINESSES },
 ];

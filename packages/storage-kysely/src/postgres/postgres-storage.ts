@@ -48,7 +48,7 @@ import {
   silentLogger,
 } from "@benchdata/core";
 import { cachedBenchmarks, DEFAULT_CACHE_TTL_MS } from "../cells/cached-benchmarks.ts";
-import { encodeFloat64 } from "../cells/cell-codec.ts";
+import { encodeFloat64, encodeUint32 } from "../cells/cell-codec.ts";
 import { failClosed, isPostgresUnavailable, mapUnavailable } from "../fail-closed.ts";
 import { batcher } from "../batch/batcher.ts";
 import { registerImportBackend, RowCodec } from "../import/staging.ts";
@@ -143,17 +143,18 @@ async function replaceCellsIn(db: Db, prepared: readonly PreparedCell[], replace
     batch = [];
     bytes = 0;
     await sql`
-      INSERT INTO cells (category, period, segment, metric, granularity, sample_size, sorted)
+      INSERT INTO cells (category, period, segment, metric, granularity, sample_size, sorted, businesses)
       SELECT * FROM unnest(
         ${cells.map((c) => c.category)}::text[], ${cells.map((c) => c.period)}::text[], ${cells.map((c) => c.segment)}::text[],
         ${cells.map((c) => c.metric)}::text[], ${cells.map((c) => parsePeriod(c.period)?.granularity ?? "")}::text[],
-        ${cells.map((c) => c.cell.sampleSize)}::integer[], ${cells.map((c) => Buffer.from(encodeFloat64(c.cell.sorted).buffer))}::bytea[])
+        ${cells.map((c) => c.cell.sampleSize)}::integer[], ${cells.map((c) => Buffer.from(encodeFloat64(c.cell.sorted).buffer))}::bytea[],
+        ${cells.map((c) => (c.cell.businesses ? Buffer.from(encodeUint32(c.cell.businesses).buffer) : null))}::bytea[])
       ON CONFLICT (category, period, segment, metric)
-      DO UPDATE SET granularity = excluded.granularity, sample_size = excluded.sample_size, sorted = excluded.sorted`.execute(db);
+      DO UPDATE SET granularity = excluded.granularity, sample_size = excluded.sample_size, sorted = excluded.sorted, businesses = excluded.businesses`.execute(db);
   };
   for (const pc of byKey.values()) {
     batch.push(pc);
-    bytes += pc.cell.sorted.length * 8;
+    bytes += pc.cell.sorted.length * 8 + (pc.cell.businesses?.length ?? 0) * 4;
     // Keep each statement's parameters to a few MB (bytea travels hex-encoded).
     if (batch.length >= 2000 || bytes >= 4_000_000) await flush();
   }
@@ -455,9 +456,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       async cells(category, segment, period, metrics) {
         const rows = await all(
           db,
-          sql`SELECT metric, sample_size, sorted FROM cells WHERE category = ${category} AND segment = ${segment} AND period = ${period} AND metric = ANY (${[...metrics]}::text[])`,
+          sql`SELECT metric, sample_size, sorted, businesses FROM cells WHERE category = ${category} AND segment = ${segment} AND period = ${period} AND metric = ANY (${[...metrics]}::text[])`,
         );
-        return rows.map((r) => ({ metric: String(r.metric), sampleSize: num(r.sample_size), sorted: r.sorted as Uint8Array }));
+        return rows.map((r) => ({ metric: String(r.metric), sampleSize: num(r.sample_size), sorted: r.sorted as Uint8Array, businesses: (r.businesses ?? null) as Uint8Array | null }));
       },
       async segments(category) {
         const rows = await all(db, sql`SELECT DISTINCT segment FROM cells WHERE category = ${category} AND segment <> 'all' ORDER BY segment`);

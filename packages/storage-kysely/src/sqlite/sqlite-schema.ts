@@ -298,4 +298,13 @@ END;
 ALTER TABLE accounts ADD COLUMN console_ip_exempt INTEGER NOT NULL DEFAULT 0;
 `,
   },
+  {
+    version: 16,
+    name: "cells keep their businesses, so sample_size of several metrics counts distinct businesses",
+    sql: `
+-- The cell's business ordinals (uint32 little-endian, ascending), numbered per import; NULL for cells
+-- published before (their (category, period) counts as before until it is imported again).
+ALTER TABLE cells ADD COLUMN businesses BLOB;
+`,
+  },
 ];

@@ -69,7 +69,7 @@ import {
   utcDay,
 } from "@benchdata/core";
 import { cachedBenchmarks, DEFAULT_CACHE_TTL_MS } from "../cells/cached-benchmarks.ts";
-import { encodeFloat64 } from "../cells/cell-codec.ts";
+import { encodeFloat64, encodeUint32 } from "../cells/cell-codec.ts";
 import { failClosed, isSqliteUnavailable } from "../fail-closed.ts";
 import { registerImportBackend } from "../import/staging.ts";
 import { batcher } from "../batch/batcher.ts";
@@ -704,12 +704,12 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     const del = q("DELETE FROM cells WHERE category = ? AND period = ?");
     const held: { category: Category; period: string }[] = [];
     for (const r of replace) if (del.run(r.category, r.period).changes > 0) held.push({ category: r.category, period: r.period });
-    const put = q(`INSERT INTO cells (category, period, segment, metric, granularity, sample_size, sorted) VALUES (?, ?, ?, ?, ?, ?, ?)
-                   ON CONFLICT (category, period, segment, metric) DO UPDATE SET granularity = excluded.granularity, sample_size = excluded.sample_size, sorted = excluded.sorted`);
+    const put = q(`INSERT INTO cells (category, period, segment, metric, granularity, sample_size, sorted, businesses) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (category, period, segment, metric) DO UPDATE SET granularity = excluded.granularity, sample_size = excluded.sample_size, sorted = excluded.sorted, businesses = excluded.businesses`);
     for (const pc of prepared) {
       // A cell of an unparsable period is kept (as the memory store does) but never listed as a period.
       const g = parsePeriod(pc.period)?.granularity ?? "";
-      put.run(pc.category, pc.period, pc.segment, pc.metric, g, pc.cell.sampleSize, encodeFloat64(pc.cell.sorted));
+      put.run(pc.category, pc.period, pc.segment, pc.metric, g, pc.cell.sampleSize, encodeFloat64(pc.cell.sorted), pc.cell.businesses ? encodeUint32(pc.cell.businesses) : null);
     }
     q("UPDATE data_version SET version = version + 1 WHERE id = 1").run();
     return held;
@@ -730,8 +730,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
         return rows.map((r) => String(r.period)).reverse();
       },
       async cells(category, segment, period, metrics) {
-        const rows = q("SELECT metric, sample_size, sorted FROM cells WHERE category = ? AND segment = ? AND period = ? AND metric IN (SELECT value FROM json_each(?))").all(category, segment, period, JSON.stringify(metrics)) as Row[];
-        return rows.map((r) => ({ metric: String(r.metric), sampleSize: num(r.sample_size), sorted: r.sorted as Uint8Array }));
+        const rows = q("SELECT metric, sample_size, sorted, businesses FROM cells WHERE category = ? AND segment = ? AND period = ? AND metric IN (SELECT value FROM json_each(?))").all(category, segment, period, JSON.stringify(metrics)) as Row[];
+        return rows.map((r) => ({ metric: String(r.metric), sampleSize: num(r.sample_size), sorted: r.sorted as Uint8Array, businesses: (r.businesses ?? null) as Uint8Array | null }));
       },
       async segments(category) {
         const rows = q("SELECT DISTINCT segment FROM cells WHERE category = ? AND segment <> 'all' ORDER BY segment").all(category) as Row[];

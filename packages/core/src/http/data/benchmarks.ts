@@ -2,6 +2,8 @@
 import * as v from "valibot";
 import { isoTime } from "../../clock/clock.ts";
 import { metricsOf } from "../../data/catalog.ts";
+import { distinctBusinesses } from "../../data/distinct-businesses.ts";
+import type { Cell } from "../../data/source.ts";
 import { okJson } from "../reply.ts";
 import { cellPercentilesJson } from "./cell-summary.ts";
 import { insufficientSample, noData, resolveQuarter } from "./cell-lookup.ts";
@@ -11,13 +13,13 @@ import type { WithheldReason } from "../../privacy/suppression.ts";
 import { PercentileSetSchema, Timestamp } from "./doc-schemas.ts";
 import { categoryParam, quarterDefaultPeriodParam, segmentParam } from "./query-params.ts";
 
-/** GET /benchmarks. `sample_size` is the largest sample among the metrics included. */
+/** GET /benchmarks. `sample_size` is the distinct businesses of the metrics included (withheld ones count for nothing). */
 export const benchmarksEndpoint = defineDataEndpoint({
   endpoint: "GET /benchmarks",
   operationId: "getBenchmarks",
   summary: "Aggregate percentiles of every metric of a category",
   description:
-    "Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` is the largest sample among the metrics included.",
+    "Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` counts the distinct businesses that reported at least one of the metrics included (a business reporting several counts once; businesses of withheld metrics only are not counted).",
   query: v.object({ category: categoryParam, segment: v.optional(segmentParam), period: v.optional(quarterDefaultPeriodParam) }),
   response: v.object({
     category: v.string(),
@@ -37,7 +39,7 @@ export const benchmarksEndpoint = defineDataEndpoint({
     const minimum = app.config.data.minSampleSize;
     const reasons = await withheldReasons(source, query.category, segment, period, cells, minimum);
     let metrics = "";
-    let sampleSize = 0;
+    const included: Cell[] = [];
     // The reason reported when nothing is published: below_minimum if any metric is, else complementary.
     let refused: WithheldReason | null = null;
     for (const m of wanted) {
@@ -50,9 +52,10 @@ export const benchmarksEndpoint = defineDataEndpoint({
       }
       // Metric keys are catalogue identifiers: no escaping needed.
       metrics += `${metrics === "" ? "" : ","}"${m}":${cellPercentilesJson(cell)}`;
-      if (cell.sampleSize > sampleSize) sampleSize = cell.sampleSize;
+      included.push(cell);
     }
-    if (sampleSize === 0) throw insufficientSample(query.category, segment, period, null, refused ?? "below_minimum", minimum);
+    if (included.length === 0) throw insufficientSample(query.category, segment, period, null, refused ?? "below_minimum", minimum);
+    const sampleSize = distinctBusinesses(included);
     return okJson(
       `{"category":"${query.category}","segment":${JSON.stringify(segment)},"period":${JSON.stringify(period)},"generated_at":"${isoTime(now)}","sample_size":${sampleSize},"metrics":{${metrics}}}`,
     );

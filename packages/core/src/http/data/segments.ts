@@ -1,7 +1,9 @@
 /** GET /data/v1/segments: the segments of a category with data in a period, with their sample sizes. */
 import * as v from "valibot";
 import { metricsOf } from "../../data/catalog.ts";
+import { distinctBusinesses } from "../../data/distinct-businesses.ts";
 import { ALL_SEGMENTS } from "../../data/source.ts";
+import type { Cell } from "../../data/source.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
 import { cellGroup } from "./publication.ts";
 import { ok } from "../reply.ts";
@@ -12,15 +14,15 @@ import { categoryParam, periodParam } from "./query-params.ts";
 const Integer = v.pipe(v.number(), v.integer());
 
 /**
- * GET /segments. A segment's `sample_size` is its largest published metric cell, as in /benchmarks; a segment
- * with no published cell shows no size, only why (a withheld cell's size is never published).
+ * GET /segments. A segment's `sample_size` is the distinct businesses of its published metric cells, as in
+ * /benchmarks; a segment with no published cell shows no size, only why (a withheld cell's size is never published).
  */
 export const segmentsEndpoint = defineDataEndpoint({
   endpoint: "GET /segments",
   operationId: "listSegments",
   summary: "Segments of a category",
   description:
-    "The segments with data for the category in one period (default: the latest period with data, quarterly or monthly), each with its sample size (distinct businesses in its largest published metric cell, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.",
+    "The segments with data for the category in one period (default: the latest period with data, quarterly or monthly), each with its sample size (distinct businesses that reported at least one of its published metrics, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.",
   query: v.object({ category: categoryParam, period: v.optional(periodParam) }),
   response: v.object({
     category: v.string(),
@@ -28,7 +30,7 @@ export const segmentsEndpoint = defineDataEndpoint({
     segments: v.array(
       v.object({
         segment: v.string(),
-        sample_size: v.pipe(v.nullable(Integer), v.description("Distinct businesses in the largest published cell; null when nothing is published.")),
+        sample_size: v.pipe(v.nullable(Integer), v.description("Distinct businesses of the segment's published metrics (one that reports several counts once); null when nothing is published.")),
         published: v.pipe(v.boolean(), v.description("Whether any of the segment's figures are published.")),
         withheld_reason: v.nullable(v.picklist(["below_minimum", "complementary"])),
       }),
@@ -43,7 +45,7 @@ export const segmentsEndpoint = defineDataEndpoint({
     const groups = await Promise.all(metricsOf(category).map((m) => cellGroup(source, category, period, m, minimum, names)));
     const segments: { segment: string; sample_size: number | null; published: boolean; withheld_reason: WithheldReason | null }[] = [];
     for (const segment of names) {
-      let size = 0;
+      const published: Cell[] = [];
       let seen = false;
       let belowEverywhere = true;
       for (const g of groups) {
@@ -51,11 +53,11 @@ export const segmentsEndpoint = defineDataEndpoint({
         if (cell === undefined) continue;
         seen = true;
         const reason = g.reasons.get(segment) ?? null;
-        if (reason === null) size = Math.max(size, cell.sampleSize);
+        if (reason === null) published.push(cell);
         if (reason !== "below_minimum") belowEverywhere = false;
       }
       if (!seen) continue;
-      if (size > 0) segments.push({ segment, sample_size: size, published: true, withheld_reason: null });
+      if (published.length > 0) segments.push({ segment, sample_size: distinctBusinesses(published), published: true, withheld_reason: null });
       else segments.push({ segment, sample_size: null, published: false, withheld_reason: belowEverywhere ? "below_minimum" : "complementary" });
     }
     return ok({ category, period, segments });
