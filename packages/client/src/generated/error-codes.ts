@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   "console.invalid_session",
   "console.invalid_sign_in",
   "admin.invalid_token",
+  "auth.too_many_failures",
   "metrics.invalid_token",
   "quota.exhausted",
   "quota.held",

@@ -824,7 +824,7 @@ export interface components {
              * @description Stable machine-readable code, e.g. `auth.unknown_key`.
              * @enum {string}
              */
-            code: "request.invalid_json" | "auth.missing_key" | "auth.malformed_key" | "auth.unknown_key" | "auth.inactive_key" | "console.invalid_session" | "console.invalid_sign_in" | "admin.invalid_token" | "metrics.invalid_token" | "quota.exhausted" | "quota.held" | "auth.insufficient_scope" | "auth.ip_not_allowed" | "auth.environment_mismatch" | "auth.live_key_in_browser" | "account.suspended" | "console.scope_not_permitted" | "console.csrf_refused" | "not_found" | "data.not_found" | "data.insufficient_sample" | "method_not_allowed" | "console.limit_reached" | "console.key_revoked" | "console.webhook_disabled" | "billing.nothing_to_charge" | "request.too_large" | "request.unsupported_media_type" | "validation.missing_parameter" | "validation.invalid_parameter" | "validation.out_of_range" | "validation.invalid_category" | "validation.invalid_metric" | "validation.metric_not_offered" | "validation.invalid_body" | "validation.invalid_url" | "rate_limit.exceeded" | "internal" | "not_implemented" | "service.unavailable" | "request.invalid" | "request.headers_too_large" | "request.timeout";
+            code: "request.invalid_json" | "auth.missing_key" | "auth.malformed_key" | "auth.unknown_key" | "auth.inactive_key" | "console.invalid_session" | "console.invalid_sign_in" | "admin.invalid_token" | "auth.too_many_failures" | "metrics.invalid_token" | "quota.exhausted" | "quota.held" | "auth.insufficient_scope" | "auth.ip_not_allowed" | "auth.environment_mismatch" | "auth.live_key_in_browser" | "account.suspended" | "console.scope_not_permitted" | "console.csrf_refused" | "not_found" | "data.not_found" | "data.insufficient_sample" | "method_not_allowed" | "console.limit_reached" | "console.key_revoked" | "console.webhook_disabled" | "billing.nothing_to_charge" | "request.too_large" | "request.unsupported_media_type" | "validation.missing_parameter" | "validation.invalid_parameter" | "validation.out_of_range" | "validation.invalid_category" | "validation.invalid_metric" | "validation.metric_not_offered" | "validation.invalid_body" | "validation.invalid_url" | "rate_limit.exceeded" | "internal" | "not_implemented" | "service.unavailable" | "request.invalid" | "request.headers_too_large" | "request.timeout";
             /** @description The HTTP status, repeated. */
             status: number;
         };
@@ -911,9 +911,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+        /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
         Error429: {
             headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -1060,7 +1061,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1192,7 +1193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1329,7 +1330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1461,7 +1462,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1585,7 +1586,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1721,7 +1722,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1839,7 +1840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2008,7 +2009,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2165,7 +2166,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2303,7 +2304,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2458,7 +2459,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2705,7 +2706,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2818,7 +2819,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (the detail names the minute or day window). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3761,6 +3762,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };
@@ -3827,6 +3829,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };
@@ -3921,6 +3924,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };
@@ -4015,6 +4019,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };
@@ -4092,6 +4097,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };
@@ -4158,6 +4164,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };
@@ -4189,6 +4196,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };
@@ -4218,6 +4226,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };
@@ -4250,6 +4259,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };
@@ -4279,6 +4289,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };

@@ -14,17 +14,23 @@ import { generateSessionToken, generateSignInToken, MAX_SESSION_DAYS, sessionLif
 import { parseCidr } from "../../net/cidr.ts";
 import { SCOPES, tierPermits, TIERS } from "../../scopes/scopes.ts";
 import type { AccountRecord, TierLimits } from "../../storage/types.ts";
-import type { AppContext } from "../app-options.ts";
+import type { AppContext, ClientInfo } from "../app-options.ts";
 import { readBody, readOptionalBody } from "../read-json-body.ts";
 import type { Reply } from "../reply.ts";
 import { asServiceError, errorResponse, ok, replyResponse } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";
 import type { Route, RouteDoc } from "../route.ts";
+import { clientAddressOf } from "../data/key-checks.ts";
+import { adminAuthThrottle } from "./auth-throttle.ts";
 
 /** The admin API's base path. */
 export const ADMIN_BASE = "/api/v1/admin";
 
 const INVALID_TOKEN = new ServiceError(401, "admin.invalid_token", "Missing or wrong admin token.");
+const tooManyFailures = (seconds: number): ServiceError =>
+  new ServiceError(429, "auth.too_many_failures", `Too many failed admin authentications from this address: wrong tokens are refused for ${seconds} s (a correct token is still admitted).`, {
+    "retry-after": String(seconds),
+  });
 const Integer = v.pipe(v.number(), v.integer());
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 
@@ -412,19 +418,29 @@ const OPS: readonly AdminOp<any>[] = [createAccount, getAccount, patchAccount, p
 /** The admin routes (for the router when an admin token is configured, and for the OpenAPI document always). */
 export function adminRoutes(app: AppContext): Route[] {
   const token = app.adminToken;
+  // One throttle for every admin route of this app (per instance, bounded in memory).
+  const throttle = adminAuthThrottle(app.clock, app.logger);
+  const trustProxy = app.config.trustProxy;
   return OPS.map((o) => {
     const label = `${o.method} ${ADMIN_BASE}${o.path}`;
-    const run = async (request: Request, params: Readonly<Record<string, string>>): Promise<Response> => {
+    const run = async (request: Request, params: Readonly<Record<string, string>>, _search: string, client: ClientInfo): Promise<Response> => {
       try {
         const given = bearerToken(request.headers.get("authorization"));
-        if (token === null || given === null || !timingSafeEqual(given, token)) throw INVALID_TOKEN;
+        // The token is compared first, in constant time: a correct one is admitted even from a throttled address.
+        if (token === null || given === null || !timingSafeEqual(given, token)) {
+          const address = clientAddressOf(request, client, trustProxy);
+          const wait = throttle.retryAfter(address);
+          if (wait > 0) throw tooManyFailures(wait);
+          throttle.failed(address);
+          throw INVALID_TOKEN;
+        }
         const body = o.body ? await (o.bodyOptional === true ? readOptionalBody : readBody)(request, o.body) : undefined;
         return replyResponse(await o.handle(app, params, body, app.clock.now(), request), { "cache-control": "no-store" });
       } catch (error) {
         return errorResponse(asServiceError(error, app.logger, label, request), { "cache-control": "no-store" });
       }
     };
-    const errors = [401, ...o.doc.errors, 503];
+    const errors = [401, 429, ...o.doc.errors, 503];
     if (o.body) errors.push(400, 413, 415, 422);
     return {
       method: o.method,

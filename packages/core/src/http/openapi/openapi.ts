@@ -20,7 +20,7 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
   413: "Body too large: `request.too_large` (more than 1 MB).",
   415: "Unsupported media type: `request.unsupported_media_type` (send application/json).",
   422: "Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`.",
-  429: "Rate limited: `rate_limit.exceeded` (the detail names the minute or day window).",
+  429: "Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted).",
   500: "Internal error: `internal` (no details are exposed).",
   501: "Not implemented: `not_implemented`.",
   503: "Storage unreachable: `service.unavailable` (fail closed; retry).",
@@ -112,7 +112,11 @@ export function buildOpenApi(routes: readonly Route[], errorSchema: v.GenericSch
   for (const r of routes) for (const s of r.doc.errors) statuses.add(s);
   const responses: Record<string, unknown> = {};
   for (const s of [...statuses].sort((a, b) => a - b)) {
-    responses[`Error${s}`] = { description: ERROR_CODES[s] ?? "Error.", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+    responses[`Error${s}`] = {
+      description: ERROR_CODES[s] ?? "Error.",
+      ...(s === 429 ? { headers: { "Retry-After": { $ref: "#/components/headers/Retry-After" } } } : {}),
+      content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+    };
   }
   const int = (description: string): unknown => ({ description, schema: { type: "integer" } });
   return {

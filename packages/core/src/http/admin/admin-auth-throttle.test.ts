@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { manualClock } from "../../clock/clock.ts";
+import type { Logger } from "../../log/logger.ts";
+import { ADMIN_TOKEN, kit, LIVE_HOST, T0 } from "../test-kit.ts";
+import { adminAuthThrottle, throttleKey } from "./auth-throttle.ts";
+
+const WRONG = "wrong-admin-token-0123456789abcdef";
+
+function adminCall(token: string | null, headers: Record<string, string> = {}): Request {
+  return new Request(`${LIVE_HOST}/api/v1/admin/accounts`, {
+    method: "POST",
+    headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), "content-type": "application/json", ...headers },
+    body: JSON.stringify({ name: "Acme", tier: "growth" }),
+  });
+}
+
+function recordingLogger(): Logger & { lines: { level: string; message: string; fields: unknown }[] } {
+  const lines: { level: string; message: string; fields: unknown }[] = [];
+  const at = (level: string) => (message: string, fields?: unknown) => void lines.push({ level, message, fields });
+  return { lines, info: at("info"), warn: at("warn"), error: at("error") };
+}
+
+describe("admin authentication throttle (issue 20, item 4)", () => {
+  it("10 failures in a minute from one address: wrong tokens get 429 auth.too_many_failures with Retry-After; the correct token is still admitted", async () => {
+    const logger = recordingLogger();
+    const k = kit({ logger });
+    const peer = "203.0.113.5";
+    for (let i = 0; i < 10; i++) {
+      const r = await k.call(adminCall(i % 2 === 0 ? WRONG : null), peer);
+      expect([r.status, r.body.code], `attempt ${i + 1}`).toEqual([401, "admin.invalid_token"]);
+      k.clock.advance(1000);
+    }
+    const refused = await k.call(adminCall(WRONG), peer);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: "auth.too_many_failures", status: 429 });
+    // The window began at the first failure, 10 s ago: 50 s remain.
+    expect(refused.headers.get("retry-after")).toBe("50");
+    expect(refused.headers.get("cache-control")).toBe("no-store");
+    expect((await k.call(adminCall(null), peer)).status).toBe(429);
+
+    // The operator, from the very same address, is never locked out.
+    const admitted = await k.call(adminCall(ADMIN_TOKEN), peer);
+    expect(admitted.status).toBe(201);
+    // Another address is unaffected.
+    expect((await k.call(adminCall(WRONG), "198.51.100.7")).status).toBe(401);
+
+    // Exactly one log line, naming the address, never a token.
+    const lines = logger.lines.filter((l) => l.message.includes("throttled"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: "warn", fields: { client_address: peer, failures: 10 } });
+    expect(JSON.stringify(logger.lines)).not.toContain(WRONG);
+    expect(JSON.stringify(logger.lines)).not.toContain(ADMIN_TOKEN);
+
+    // Once the minute from the first failure is over, wrong tokens are 401 again.
+    k.clock.advance(50_000);
+    expect((await k.call(adminCall(WRONG), peer)).status).toBe(401);
+  });
+
+  it("failures spread over more than a minute are never throttled", async () => {
+    const k = kit();
+    for (let i = 0; i < 30; i++) {
+      expect((await k.call(adminCall(WRONG), "203.0.113.9")).status).toBe(401);
+      k.clock.advance(7000); // 9 per window of 60 s at most
+    }
+  });
+
+  it("without trustProxy a spoofed X-Forwarded-For does not escape the throttle; with it, the forwarded address is the client", async () => {
+    const k = kit();
+    for (let i = 0; i < 10; i++) await k.call(adminCall(WRONG, { "x-forwarded-for": `192.0.2.${i}` }), "127.0.0.1");
+    const r = await k.call(adminCall(WRONG, { "x-forwarded-for": "192.0.2.200" }), "127.0.0.1");
+    expect([r.status, r.body.code]).toEqual([429, "auth.too_many_failures"]);
+
+    const behindProxy = kit({ config: { trustProxy: true } });
+    for (let i = 0; i < 10; i++) await behindProxy.call(adminCall(WRONG, { "x-forwarded-for": "192.0.2.1" }), "127.0.0.1");
+    expect((await behindProxy.call(adminCall(WRONG, { "x-forwarded-for": "192.0.2.1, 10.0.0.1" }), "127.0.0.1")).status).toBe(429);
+    // The proxy's own address is not throttled for everyone behind it.
+    expect((await behindProxy.call(adminCall(WRONG, { "x-forwarded-for": "192.0.2.2" }), "127.0.0.1")).status).toBe(401);
+  });
+
+  it("IPv6 addresses count per /64; IPv4-mapped addresses as their IPv4 address", async () => {
+    expect(throttleKey("2001:db8:1:2::1")).toBe(throttleKey("2001:db8:1:2:ffff::9"));
+    expect(throttleKey("2001:db8:1:2::1")).not.toBe(throttleKey("2001:db8:1:3::1"));
+    expect(throttleKey("::ffff:192.0.2.1")).toBe("192.0.2.1");
+    expect(throttleKey("")).toBe("?");
+    const k = kit();
+    for (let i = 0; i < 10; i++) await k.call(adminCall(WRONG), `2001:db8:1:2::${i + 1}`);
+    expect((await k.call(adminCall(WRONG), "2001:db8:1:2::abcd")).status).toBe(429);
+    expect((await k.call(adminCall(WRONG), "2001:db8:1:3::1")).status).toBe(401);
+  });
+
+  it("remembers a bounded number of addresses (the stalest dropped first) and logs at most one line per 10 s", () => {
+    const clock = manualClock(T0);
+    const logger = recordingLogger();
+    const t = adminAuthThrottle(clock, logger, { limit: 2, capacity: 3 });
+    for (let i = 0; i < 100; i++) {
+      t.failed(`198.51.100.${i}`);
+      t.failed(`198.51.100.${i}`);
+    }
+    expect(t.size).toBe(3);
+    expect(t.retryAfter("198.51.100.99")).toBe(60);
+    expect(t.retryAfter("198.51.100.0")).toBe(0); // forgotten
+    expect(logger.lines).toHaveLength(1);
+    clock.advance(10_000);
+    t.failed("203.0.113.1");
+    t.failed("203.0.113.1");
+    expect(logger.lines).toHaveLength(2);
+    expect(logger.lines[1]!.fields).toMatchObject({ addresses_throttled: 100 });
+  });
+});
