@@ -91,3 +91,125 @@ describe.skipIf(!hasPg)("PostgreSQL cut and restored under load (real benchdata 
     }
   }, 30_000);
 });
+
+/** Mounts a tmpfs of `size` at `dir` (needs root and a kernel that allows it); the reason when it cannot. */
+function mountTmpfs(dir: string, size: string): string | null {
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stdio: "pipe" });
+    return null;
+  } catch (e) {
+    return ((e as { stderr?: Buffer }).stderr?.toString().trim() || (e as Error).message).slice(0, 200);
+  }
+}
+
+/** Writes `path` until the file system has no byte left (ENOSPC at every size down to one byte). */
+function fillToTheBrim(path: string): number {
+  const fd = openSync(path, "w");
+  let written = 0;
+  try {
+    for (let size = 1 << 20; size >= 1; size >>= 2) {
+      const chunk = Buffer.alloc(size, 0x5a);
+      for (;;) {
+        try {
+          const n = writeSync(fd, chunk);
+          written += n;
+          if (n < size) break;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === "ENOSPC") break;
+          throw e;
+        }
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return written;
+}
+
+// Whether a tmpfs can be mounted here: probed once (mounted and unmounted at once), mounted for the test itself.
+const probe = mkdtempSync(join(tmpdir(), "bd-fault-probe-"));
+const cannotMount = mountTmpfs(probe, "1m");
+if (cannotMount === null) execFileSync("umount", [probe]);
+rmSync(probe, { recursive: true, force: true });
+if (cannotMount !== null) console.warn(`cannot mount a tmpfs (${cannotMount}): skipping the SQLite full-disk test (it needs root, as in CI)`);
+
+describe.skipIf(cannotMount !== null)("SQLite on a full disk under load (real benchdata serve, 8 MB tmpfs)", () => {
+  let fsRoot: string | undefined;
+  let mounted = false;
+  afterAll(() => {
+    if (fsRoot === undefined) return;
+    if (mounted) execFileSync("umount", [join(fsRoot, "fs")]);
+    rmSync(fsRoot, { recursive: true, force: true });
+  });
+
+  it("answers only 503 while full, logs SQLITE_FULL, recovers once space is freed, stays intact and counts exactly the 200s", async () => {
+    fsRoot = mkdtempSync(join(tmpdir(), "bd-fault-full-"));
+    const mountPoint = join(fsRoot, "fs");
+    mkdirSync(mountPoint);
+    const error = mountTmpfs(mountPoint, "8m");
+    expect(error, "mounting the tmpfs").toBeNull();
+    mounted = true;
+    const file = join(mountPoint, "full.db");
+    const db = `sqlite:${file}`;
+    importLiveData(fsRoot, db);
+    const node = await startServe(["--db", db, "--config", writeConfig(fsRoot)], { BENCHDATA_ADMIN_TOKEN: ADMIN });
+    try {
+      const { accountId, session, rawKey } = await liveKey(node);
+      const phase = async (ms: number) => {
+        const load = startLoad({ url: node.url, path: QUERY, headers: liveHeaders(rawKey), concurrency: 4 });
+        await sleep(ms);
+        return load.stop();
+      };
+      const before = await phase(500);
+      expect(before.errors).toEqual({});
+      expect(before.count(200)).toBe(before.answers.length);
+
+      // Fill the disk: the WAL first emptied into the database (the server is idle), so any write needs a new block.
+      const checkpoint = new Database(file);
+      try {
+        checkpoint.pragma("busy_timeout = 2000");
+        expect(checkpoint.pragma("wal_checkpoint(TRUNCATE)", { simple: false })).toEqual([{ busy: 0, log: 0, checkpointed: 0 }]);
+      } finally {
+        checkpoint.close();
+      }
+      const filler = join(mountPoint, "filler");
+      expect(fillToTheBrim(filler)).toBeGreaterThan(1_000_000);
+      const full = await phase(1_500);
+      const keyWhileFull = await http(`${node.url}/api/v1/console/keys`, { method: "POST", headers: { authorization: `Bearer ${session}` }, body: { name: "full", environment: "live", scopes: ["benchmarks:read"] } });
+      expect(full.errors).toEqual({});
+      expect(full.answers.length).toBeGreaterThan(20);
+      expectOnlyProper(full.answers);
+      expect(full.count(503)).toBe(full.answers.length);
+      expect(keyWhileFull.status).toBe(503);
+      expect(keyWhileFull.json).toMatchObject({ code: "service.unavailable", status: 503 });
+
+      unlinkSync(filler);
+      const after = await phase(1_500);
+      expect(after.errors).toEqual({});
+      expectOnlyProper(after.answers);
+      // Recovery without a restart: the first request after the space came back is served.
+      expect(after.answers[0]?.status).toBe(200);
+      expect(after.count(200)).toBe(after.answers.length);
+      expect((await http(`${node.url}/api/v1/console/keys`, { method: "POST", headers: { authorization: `Bearer ${session}` }, body: { name: "after", environment: "live", scopes: ["benchmarks:read"] } })).status).toBe(201);
+
+      const lines = logLines(node);
+      const first = lines.find((l) => l.msg === "storage unavailable: answering 503");
+      expect(first).toMatchObject({ level: "error", cause: "SQLITE_FULL" });
+      expect(String(first!.error)).toMatch(/full/i);
+      expect(lines.some((l) => l.msg === "storage recovered" && l.last_cause === "SQLITE_FULL")).toBe(true);
+      expect(lines.filter((l) => String(l.msg).startsWith("storage ")).length).toBeLessThan(10);
+
+      expect(await node.stop()).toBe(0);
+      const check = new Database(file, { readonly: true });
+      try {
+        expect(check.pragma("integrity_check", { simple: true })).toBe("ok");
+      } finally {
+        check.close();
+      }
+      expect((await countedCalls(db, accountId)).month).toBe(before.count(200) + after.count(200));
+    } finally {
+      await node.stop();
+    }
+  }, 30_000);
+});
+
