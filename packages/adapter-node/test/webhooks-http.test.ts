@@ -7,7 +7,8 @@ import { createServer } from "node:http";
 import type { IncomingHttpHeaders, Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { verify as octokitVerify } from "@octokit/webhooks-methods";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { SecretBox, Storage } from "@benchdata/core";
 import { createDeliveryWorker, createMemoryStorage, createSecretBox, cryptoRandom, defineConfig, manualClock, newId, parseSecretKeys, quotaWarningEvent, resealWebhookSecrets } from "@benchdata/core";
 import type { DeepPartial, ServiceConfig } from "@benchdata/core";
@@ -389,6 +390,99 @@ for (const [name, open] of Object.entries(stores)) {
         expect(delivered).toEqual([...events.slice(100), ...events.slice(0, 100)]);
         all = await storage.listDeliveries(a.id, id, 1000);
         expect(all.every((d) => d.status === "succeeded" && d.attemptLog.filter((x) => x.error === null).length === 1)).toBe(true);
+        await c("DELETE", `/webhooks/${id}`);
+      } finally {
+        await rx.close();
+      }
+    });
+
+    it("rotate-secret: during the overlap every delivery verifies under both secrets (standardwebhooks, new first) and X-Service-Signature under the new one (octokit); after it only the new one", async () => {
+      const a = await account();
+      const c = console_(a.session);
+      const rx = await receiver();
+      /** Whether the `standardwebhooks` package accepts received request `r` under `secret` (its clock set to the delivery's). */
+      const standardOk = (secret: string, r: Received): boolean => {
+        vi.useFakeTimers({ toFake: ["Date"] });
+        try {
+          vi.setSystemTime(Number(r.headers["webhook-timestamp"]) * 1000);
+          const h = { "webhook-id": String(r.headers["webhook-id"]), "webhook-timestamp": String(r.headers["webhook-timestamp"]), "webhook-signature": String(r.headers["webhook-signature"]) };
+          new StandardWebhook(secret).verify(r.body, h);
+          return true;
+        } catch {
+          return false;
+        } finally {
+          vi.useRealTimers();
+        }
+      };
+      const sha256Ok = (secret: string, r: Received) => octokitVerify(secret, r.body, String(r.headers["x-service-signature"]));
+      try {
+        const created = await c("POST", "/webhooks", { url: rx.url, events: ["key.created"] });
+        const id: string = created.body.webhook_id;
+        const oldSecret: string = created.body.signing_secret;
+        const w = worker();
+        await keyEvent(c);
+        expect(await w.tick()).toBe(1);
+        expect(String(rx.got[0]!.headers["webhook-signature"]).split(" ")).toHaveLength(1);
+
+        const rotatedAt = clock.now();
+        const rotated = await c("POST", `/webhooks/${id}/rotate-secret`);
+        expect(rotated.status).toBe(200);
+        const newSecret: string = rotated.body.signing_secret;
+        expect(newSecret).toMatch(/^whsec_/);
+        expect(newSecret).not.toBe(oldSecret);
+        expect(rotated.body).toMatchObject({ webhook_id: id, status: "active", previous_secret_expires_at: new Date(rotatedAt + 24 * 3_600_000).toISOString() });
+        // Shown once: never listed or shown again; both stored sealed under the operator key.
+        const listed = JSON.stringify([(await c("GET", "/webhooks")).body, (await c("GET", `/webhooks/${id}`)).body]);
+        expect(listed).not.toContain(newSecret.slice(6));
+        expect(listed).not.toContain(oldSecret.slice(6));
+        expect(listed).not.toContain("signing_secret");
+        const stored = (await storage.listWebhookSecrets()).filter((x) => x.webhookId === id);
+        expect(stored.map((x) => x.field).sort()).toEqual(["current", "previous"]);
+        for (const x of stored) {
+          expect(x.secret).toMatch(/^aesgcm1:k1:/);
+          expect(x.secret).not.toContain(newSecret.slice(6));
+          expect(x.secret).not.toContain(oldSecret.slice(6));
+        }
+        expect(await box.open(id, stored.find((x) => x.field === "previous")!.secret)).toBe(oldSecret);
+
+        // During the overlap (up to its last millisecond): two signatures, the new one first.
+        for (const at of [rotatedAt + 1000, rotatedAt + 24 * 3_600_000 - 1]) {
+          clock.set(at);
+          await keyEvent(c);
+          expect(await w.tick()).toBe(1);
+          const r = rx.got.at(-1)!;
+          const entries = String(r.headers["webhook-signature"]).split(" ");
+          expect(entries).toHaveLength(2);
+          expect(standardOk(newSecret, r)).toBe(true);
+          expect(standardOk(oldSecret, r)).toBe(true);
+          expect(standardOk(newSecret, { ...r, headers: { ...r.headers, "webhook-signature": entries[0] } })).toBe(true);
+          expect(standardOk(oldSecret, { ...r, headers: { ...r.headers, "webhook-signature": entries[1] } })).toBe(true);
+          expect(await sha256Ok(newSecret, r)).toBe(true);
+          expect(await sha256Ok(oldSecret, r)).toBe(false);
+        }
+        // The verifier is not fooled by just any secret.
+        expect(standardOk("whsec_" + Buffer.alloc(24, 7).toString("base64"), rx.got.at(-1)!)).toBe(false);
+
+        // After the overlap: the new secret only.
+        clock.set(rotatedAt + 24 * 3_600_000);
+        await keyEvent(c);
+        expect(await w.tick()).toBe(1);
+        const after = rx.got.at(-1)!;
+        expect(String(after.headers["webhook-signature"]).split(" ")).toHaveLength(1);
+        expect(standardOk(newSecret, after)).toBe(true);
+        expect(standardOk(oldSecret, after)).toBe(false);
+        expect(await sha256Ok(newSecret, after)).toBe(true);
+        expect(await sha256Ok(oldSecret, after)).toBe(false);
+        expect(rx.got).toHaveLength(4);
+
+        // The overlap is the operator's setting; another account cannot rotate the webhook; an unknown one is 404.
+        const short = createApp({ storage, clock, config: one({ webhooks: { secretOverlapHours: 1 } }), adminToken: ADMIN, webhooks: { secretBox: box } });
+        const r2 = await short.fetch(new Request(`${BASE}/api/v1/console/webhooks/${id}/rotate-secret`, { method: "POST", headers: { authorization: `Bearer ${a.session}` } }));
+        expect(r2.status).toBe(200);
+        expect((await r2.json()).previous_secret_expires_at).toBe(new Date(clock.now() + 3_600_000).toISOString());
+        const b = await account();
+        expect((await console_(b.session)("POST", `/webhooks/${id}/rotate-secret`)).status).toBe(404);
+        expect((await c("POST", `/webhooks/wh_nope/rotate-secret`)).status).toBe(404);
         await c("DELETE", `/webhooks/${id}`);
       } finally {
         await rx.close();

@@ -170,6 +170,9 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   equal((await console.enableWebhook(hook.data.webhook_id)).data.status, "active", "enableWebhook");
   // No event is that recent: nothing to recover (whatever the worker did with the retried delivery meanwhile).
   equal((await console.recoverWebhook(hook.data.webhook_id, { since: "2999-01-01T00:00:00Z" })).data.recovered, 0, "recoverWebhook");
+  const newSecret = await console.rotateWebhookSecret(hook.data.webhook_id);
+  assert(newSecret.data.signing_secret.startsWith("whsec_") && newSecret.data.signing_secret !== hook.data.signing_secret, "rotateWebhookSecret issues a new secret");
+  assert(typeof newSecret.data.previous_secret_expires_at === "string", "rotateWebhookSecret says until when the old secret signs");
   equal((await console.deleteWebhook(hook.data.webhook_id)).data, undefined, "deleteWebhook (204)");
   await expectCode(() => console.getWebhook(hook.data.webhook_id), 404, "not_found", "deleted webhook");
   await expectCode(() => console.createWebhook({ url: "ftp://example.com/", events: ["key.created"] }), 422, "validation.invalid_url", "webhook url");

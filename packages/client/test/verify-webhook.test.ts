@@ -59,6 +59,22 @@ describe("verifyWebhook", () => {
     expect(await verifyWebhook(body, xOnly, SECRET, { requireTimestamp: true })).toEqual({ ok: false, reason: "timestamp_required" });
   });
 
+  it("a delivery during a secret rotation's overlap (two v1 entries in webhook-signature, as core signs it) verifies under either secret, not under a third", async () => {
+    const NEW = "whsec_" + Buffer.alloc(24, 5).toString("base64");
+    const headers = webhookHeaders({ secret: NEW, previousSecret: SECRET, eventId: event.id, eventType: event.type, body, timestampSeconds: T });
+    expect(headers["webhook-signature"]!.split(" ")).toHaveLength(2);
+    expect(await verifyWebhook(body, headers, NEW, { now })).toEqual({ ok: true, event, scheme: "standard-webhooks" });
+    expect(await verifyWebhook(body, headers, SECRET, { now })).toEqual({ ok: true, event, scheme: "standard-webhooks" });
+    expect(await verifyWebhook(body, headers, "whsec_" + Buffer.alloc(24, 6).toString("base64"), { now })).toEqual({ ok: false, reason: "invalid_signature" });
+    // X-Service-Signature carries the new secret's only.
+    const xOnly = { "x-service-signature": headers["X-Service-Signature"]! };
+    expect((await verifyWebhook(body, xOnly, NEW)).ok).toBe(true);
+    expect(await verifyWebhook(body, xOnly, SECRET)).toEqual({ ok: false, reason: "invalid_signature" });
+    // The order of the entries does not matter, nor extra spaces.
+    const [first, second] = headers["webhook-signature"]!.split(" ");
+    expect((await verifyWebhook(body, { ...headers, "webhook-signature": `${second}  ${first}` }, NEW, { now })).ok).toBe(true);
+  });
+
   it("never throws on garbage: wrong types, missing headers, non-JSON or non-event bodies, unknown event types", async () => {
     const h = signed();
     const cases: [unknown, unknown, unknown][] = [

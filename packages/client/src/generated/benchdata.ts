@@ -150,6 +150,11 @@ export class Benchdata extends Client {
     return fn.enableWebhook(this, webhookId, options);
   }
 
+  /** Rotate a webhook's signing secret (`POST /api/v1/console/webhooks/{webhook_id}/rotate-secret`). */
+  rotateWebhookSecret(webhookId: string, options?: CallOptions): Promise<ResponseOf<"rotateWebhookSecret">> {
+    return fn.rotateWebhookSecret(this, webhookId, options);
+  }
+
   /** List a webhook's deliveries (`GET /api/v1/console/webhooks/{webhook_id}/deliveries`). */
   listDeliveries(webhookId: string, query?: QueryOf<"listDeliveries">, options?: CallOptions): Promise<ResponseOf<"listDeliveries">> {
     return fn.listDeliveries(this, webhookId, query, options);

@@ -148,6 +148,11 @@ export function enableWebhook(client: Client, webhookId: string, options?: CallO
   return send(client, { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/enable", security: "session", status: 200, mediaType: "application/json" }, { path: [webhookId] }, options);
 }
 
+/** Rotate a webhook's signing secret (`POST /api/v1/console/webhooks/{webhook_id}/rotate-secret`). */
+export function rotateWebhookSecret(client: Client, webhookId: string, options?: CallOptions): Promise<ResponseOf<"rotateWebhookSecret">> {
+  return send(client, { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/rotate-secret", security: "session", status: 200, mediaType: "application/json" }, { path: [webhookId] }, options);
+}
+
 /** List a webhook's deliveries (`GET /api/v1/console/webhooks/{webhook_id}/deliveries`). */
 export function listDeliveries(client: Client, webhookId: string, query?: QueryOf<"listDeliveries">, options?: CallOptions): Promise<ResponseOf<"listDeliveries">> {
   return send(client, { method: "GET", path: "/api/v1/console/webhooks/{webhook_id}/deliveries", security: "session", status: 200, mediaType: "application/json" }, { path: [webhookId], query }, options);

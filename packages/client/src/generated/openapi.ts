@@ -510,6 +510,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's signing secret
+         * @description Issues a new signing secret, returned only in this response. For the overlap (`webhooks.secretOverlapHours`, default 24 h) every delivery carries both signatures: `webhook-signature` holds two space-separated `v1,` entries (the new secret's first, then the previous one's) and `X-Service-Signature` the new secret's. After the overlap only the new secret signs. Rotating again during an overlap drops the oldest secret at once (only the secret just replaced keeps signing). No body.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/webhooks/{webhook_id}/deliveries": {
         parameters: {
             query?: never;
@@ -3466,6 +3486,54 @@ export interface operations {
                         /** @description `gone`: the receiver answered 410; `failing`: every attempt failed for `webhooks.disableAfterDays`; `dead_deliveries`: `webhooks.disableAfterDeadDeliveries` dead deliveries in a row. Null while active. */
                         disabled_reason: ("gone" | "failing" | "dead_deliveries") | null;
                         disabled_at: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's identifier (`wh_…`). */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook with its new signing secret, shown only here. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        webhook_id: string;
+                        url: string;
+                        events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed")[];
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * @description A disabled webhook gets no new deliveries and no attempts until `POST /webhooks/{webhook_id}/enable`.
+                         * @enum {string}
+                         */
+                        status: "active" | "disabled";
+                        /** @description `gone`: the receiver answered 410; `failing`: every attempt failed for `webhooks.disableAfterDays`; `dead_deliveries`: `webhooks.disableAfterDeadDeliveries` dead deliveries in a row. Null while active. */
+                        disabled_reason: ("gone" | "failing" | "dead_deliveries") | null;
+                        disabled_at: string | null;
+                        /** @description `whsec_…`; shown only in this response. */
+                        signing_secret: string;
+                        /**
+                         * Format: date-time
+                         * @description Until then every delivery is signed with both secrets (`webhooks.secretOverlapHours` after the rotation); after it with the new one only.
+                         */
+                        previous_secret_expires_at: string;
                     };
                 };
             };

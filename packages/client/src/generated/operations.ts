@@ -30,6 +30,7 @@ export const OPERATIONS = {
   getWebhook: { method: "GET", path: "/api/v1/console/webhooks/{webhook_id}", security: "session", status: 200, mediaType: "application/json" },
   deleteWebhook: { method: "DELETE", path: "/api/v1/console/webhooks/{webhook_id}", security: "session", status: 204, mediaType: null },
   enableWebhook: { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/enable", security: "session", status: 200, mediaType: "application/json" },
+  rotateWebhookSecret: { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/rotate-secret", security: "session", status: 200, mediaType: "application/json" },
   listDeliveries: { method: "GET", path: "/api/v1/console/webhooks/{webhook_id}/deliveries", security: "session", status: 200, mediaType: "application/json" },
   retryDelivery: { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", security: "session", status: 202, mediaType: "application/json" },
   recoverWebhook: { method: "POST", path: "/api/v1/console/webhooks/{webhook_id}/recover", security: "session", status: 202, mediaType: "application/json" },

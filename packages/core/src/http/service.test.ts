@@ -68,6 +68,7 @@ describe("OpenAPI document", () => {
       "GET /data/v1/merchant/insights", "GET /data/v1/merchant/score", "GET /data/v1/report", "GET /data/v1/export/xbrl",
       "POST /api/v1/console/keys", "GET /api/v1/console/keys", "GET /api/v1/console/keys/{key_id}", "POST /api/v1/console/keys/{key_id}/rotate", "POST /api/v1/console/keys/{key_id}/revoke",
       "GET /api/v1/console/usage/summary", "POST /api/v1/console/webhooks", "GET /api/v1/console/webhooks", "GET /api/v1/console/webhooks/{webhook_id}", "DELETE /api/v1/console/webhooks/{webhook_id}", "POST /api/v1/console/webhooks/{webhook_id}/enable", "POST /api/v1/console/webhooks/{webhook_id}/recover",
+      "POST /api/v1/console/webhooks/{webhook_id}/rotate-secret",
       "GET /api/v1/console/webhooks/{webhook_id}/deliveries", "POST /api/v1/console/webhooks/{webhook_id}/deliveries/{delivery_id}/retry", "POST /api/v1/console/webhooks/test",
       "GET /api/v1/console/invoices", "POST /api/v1/console/billing/retry",
       "POST /api/v1/admin/accounts", "GET /api/v1/admin/accounts/{account_id}", "PATCH /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}/sessions",

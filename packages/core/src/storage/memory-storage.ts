@@ -600,13 +600,31 @@ export function createMemoryStorage(): Storage {
       return w && w.accountId === accountId ? w : null;
     },
     async listWebhookSecrets() {
-      return [...webhooks.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((w) => ({ webhookId: w.id, field: "current" as const, secret: w.secret }));
+      return [...webhooks.values()]
+        .sort((a, b) => (a.id < b.id ? -1 : 1))
+        .flatMap((w) => [
+          { webhookId: w.id, field: "current" as const, secret: w.secret },
+          ...(w.previousSecret != null ? [{ webhookId: w.id, field: "previous" as const, secret: w.previousSecret }] : []),
+        ]);
     },
     async replaceWebhookSecret({ webhookId, field, from, to }) {
       const w = webhooks.get(webhookId);
-      if (!w || field !== "current" || w.secret !== from) return false;
-      webhooks.set(webhookId, { ...w, secret: to });
+      if (!w) return false;
+      if (field === "current") {
+        if (w.secret !== from) return false;
+        webhooks.set(webhookId, { ...w, secret: to });
+        return true;
+      }
+      if (w.previousSecret !== from) return false;
+      webhooks.set(webhookId, { ...w, previousSecret: to });
       return true;
+    },
+    async rotateWebhookSecret({ accountId, webhookId, secret, previousUntil }) {
+      const w = webhooks.get(webhookId);
+      if (!w || w.accountId !== accountId) return null;
+      const next: WebhookRecord = { ...w, secret, previousSecret: w.secret, previousSecretUntil: previousUntil };
+      webhooks.set(webhookId, next);
+      return next;
     },
     async deleteWebhook(accountId, webhookId) {
       const w = webhooks.get(webhookId);
@@ -654,6 +672,8 @@ export function createMemoryStorage(): Storage {
           accountId: d.accountId,
           url: wh.url,
           secret: wh.secret,
+          previousSecret: wh.previousSecret ?? null,
+          previousSecretUntil: wh.previousSecretUntil ?? null,
           attempt: d.attempts + 1,
           leaseToken: d.leaseToken,
         });

@@ -158,6 +158,12 @@ export interface ClaimedDelivery {
   readonly accountId: string;
   readonly url: string;
   readonly secret: string;
+  /**
+   * The secret a rotation replaced and until when it still signs (sealed like `secret`); absent or null when
+   * there is none. The worker signs with both while the attempt is before `previousSecretUntil`.
+   */
+  readonly previousSecret?: string | null;
+  readonly previousSecretUntil?: number | null;
   /** The number of this attempt (1-based). */
   readonly attempt: number;
   /** Proof of the claim: completing with another token does nothing. */
@@ -453,6 +459,12 @@ export interface Storage {
   listWebhookSecrets(): Promise<{ webhookId: string; field: "current" | "previous"; secret: string }[]>;
   /** Replaces one stored secret with another form of it, only if it still holds `from` (compare-and-set). */
   replaceWebhookSecret(input: { webhookId: string; field: "current" | "previous"; from: string; to: string }): Promise<boolean>;
+  /**
+   * Replaces a webhook's signing secret with `secret` (sealed) in one step: the secret it had becomes the
+   * previous one, signing alongside until `previousUntil` (a previous secret of an earlier rotation is dropped).
+   * Null when no such webhook of the account.
+   */
+  rotateWebhookSecret(input: { accountId: string; webhookId: string; secret: string; previousUntil: number }): Promise<WebhookRecord | null>;
   /** Deletes a webhook; its pending deliveries stop (become dead). False when no such webhook. */
   deleteWebhook(accountId: string, webhookId: string): Promise<boolean>;
   /** Writes an event and its deliveries in one transaction (for events not tied to another change). */

@@ -1020,6 +1020,35 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect(claimed.filter((c) => c.webhookId === w1.id)).toHaveLength(0);
       });
 
+      it("rotateWebhookSecret: the old secret becomes the previous one until the given time, claims carry both, re-seal sees both; another account's webhook is untouched", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["key.created"], { secret: "sealed-one" });
+        await s.createWebhook(w, 10);
+        expect(await s.rotateWebhookSecret({ accountId: "acc_other", webhookId: w.id, secret: "x", previousUntil: T0 })).toBeNull();
+        expect(await s.rotateWebhookSecret({ accountId: a.id, webhookId: "wh_missing", secret: "x", previousUntil: T0 })).toBeNull();
+        const r = await s.rotateWebhookSecret({ accountId: a.id, webhookId: w.id, secret: "sealed-two", previousUntil: T0 + 1000 });
+        expect(r).toMatchObject({ id: w.id, secret: "sealed-two", previousSecret: "sealed-one", previousSecretUntil: T0 + 1000 });
+        expect(await s.getWebhook(a.id, w.id)).toMatchObject({ secret: "sealed-two", previousSecret: "sealed-one", previousSecretUntil: T0 + 1000 });
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const got = (await drainEvents(s, T0 + 5)).filter((d) => d.webhookId === w.id);
+        expect(got).toHaveLength(1);
+        expect(got[0]).toMatchObject({ secret: "sealed-two", previousSecret: "sealed-one", previousSecretUntil: T0 + 1000 });
+        // Both stored secrets are listed for re-sealing, and each is replaced only if it still holds what was read.
+        const mine = (await s.listWebhookSecrets()).filter((x) => x.webhookId === w.id);
+        expect(mine.sort((x, y) => (x.field < y.field ? -1 : 1))).toEqual([
+          { webhookId: w.id, field: "current", secret: "sealed-two" },
+          { webhookId: w.id, field: "previous", secret: "sealed-one" },
+        ]);
+        expect(await s.replaceWebhookSecret({ webhookId: w.id, field: "previous", from: "stale", to: "resealed-one" })).toBe(false);
+        expect(await s.replaceWebhookSecret({ webhookId: w.id, field: "previous", from: "sealed-one", to: "resealed-one" })).toBe(true);
+        expect(await s.getWebhook(a.id, w.id)).toMatchObject({ secret: "sealed-two", previousSecret: "resealed-one" });
+        // A second rotation keeps only the secret it replaces.
+        const again = await s.rotateWebhookSecret({ accountId: a.id, webhookId: w.id, secret: "sealed-three", previousUntil: T0 + 2000 });
+        expect(again).toMatchObject({ secret: "sealed-three", previousSecret: "sealed-two", previousSecretUntil: T0 + 2000 });
+      });
+
       it("only subscribed webhooks of the event's account get a delivery", async () => {
         const a = account();
         const b = account();

@@ -19,6 +19,8 @@ export interface AttemptContext {
 export interface AttemptTarget {
   readonly url: string;
   readonly secret: string;
+  /** The replaced secret while a rotation's overlap lasts (a second Standard Webhooks signature); null otherwise. */
+  readonly previousSecret?: string | null;
   readonly eventId: string;
   readonly eventType: string;
   readonly body: string;
@@ -70,7 +72,7 @@ export async function attemptWebhook(ctx: AttemptContext, target: AttemptTarget)
   if (check === TIMED_OUT) return done(null, "dns");
   if (!check.ok) return done(null, check.problem === "unresolvable" ? "dns" : "blocked");
 
-  const headers = webhookHeaders({ secret: target.secret, eventId: target.eventId, eventType: target.eventType, body: target.body, timestampSeconds: Math.floor(target.at / 1000) });
+  const headers = webhookHeaders({ secret: target.secret, previousSecret: target.previousSecret, eventId: target.eventId, eventType: target.eventType, body: target.body, timestampSeconds: Math.floor(target.at / 1000) });
   const remaining = Math.max(1, Math.round(ctx.timeoutMs - (ctx.elapsed() - started)));
   try {
     const res = await withTimeout(ctx.transport.send({ url: check.url, address: check.addresses[0]!, headers, body: target.body, timeoutMs: remaining }), remaining + GRACE_MS);

@@ -21,7 +21,7 @@ import { newId } from "../ids/new-id.ts";
 import type { WebhookTransport } from "./webhook-transport.ts";
 import type { WorkerLoop } from "./worker-loop.ts";
 import type { SecretBox } from "./secret-box.ts";
-import { plaintextSecretBox } from "./secret-box.ts";
+import { plaintextSecretBox, previousSecretAt } from "./secret-box.ts";
 import { workerLoop } from "./worker-loop.ts";
 
 /** The capabilities and settings of a delivery worker. */
@@ -80,7 +80,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     // stays pending and is claimed again once its lease runs out, after the operator fixes the keys.
     const secret = await box.open(claim.webhookId, claim.secret);
     const at = clock.now();
-    const outcome = await attemptWebhook(ctx, { url: claim.url, secret, eventId: claim.eventId, eventType: claim.eventType, body: claim.body, at });
+    const previousSecret = await previousSecretAt(box, claim.webhookId, claim.previousSecret, claim.previousSecretUntil, at);
+    const outcome = await attemptWebhook(ctx, { url: claim.url, secret, previousSecret, eventId: claim.eventId, eventType: claim.eventType, body: claim.body, at });
     const ended = clock.now();
     // The receiver steers: 410 Gone ends the delivery and disables the webhook; 429/503 with Retry-After
     // moves the next attempt (docs/webhooks.md, "Answering").

@@ -153,6 +153,19 @@ export async function createSecretBox(keys: readonly SecretKey[], random: Random
   };
 }
 
+/**
+ * The secret a rotation replaced, opened, while its overlap lasts at `at` (the attempt's time); null after it,
+ * or when there is none. One that no longer opens is left out: the new secret alone still signs.
+ */
+export async function previousSecretAt(box: SecretBox, webhookId: string, stored: string | null | undefined, until: number | null | undefined, at: number): Promise<string | null> {
+  if (stored == null || until == null || at >= until) return null;
+  try {
+    return await box.open(webhookId, stored);
+  } catch {
+    return null;
+  }
+}
+
 /** What a re-seal did. */
 export interface ResealReport {
   /** Secrets re-sealed under the current key. */

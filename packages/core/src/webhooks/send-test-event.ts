@@ -12,7 +12,7 @@ import { attemptWebhook } from "./attempt-webhook.ts";
 import type { ResolveHost } from "./check-webhook-url.ts";
 import type { WebhookTransport } from "./webhook-transport.ts";
 import type { SecretBox } from "./secret-box.ts";
-import { plaintextSecretBox } from "./secret-box.ts";
+import { plaintextSecretBox, previousSecretAt } from "./secret-box.ts";
 
 /** What sending a test event needs. */
 export interface TestEventDeps {
@@ -82,8 +82,11 @@ export async function sendTestEvent(deps: TestEventDeps, accountId: string): Pro
   };
   const results = await Promise.all(
     webhooks.map(async (wh): Promise<TestEventResult> => {
-      const secret = await (deps.secretBox ?? plaintextSecretBox).open(wh.id, wh.secret);
-      const out = await attemptWebhook(ctx, { url: wh.url, secret, eventId, eventType: event.type, body, at: now });
+      const box = deps.secretBox ?? plaintextSecretBox;
+      const secret = await box.open(wh.id, wh.secret);
+      // During a rotation's overlap the test event is signed like a delivery: with both secrets.
+      const previousSecret = await previousSecretAt(box, wh.id, wh.previousSecret, wh.previousSecretUntil, now);
+      const out = await attemptWebhook(ctx, { url: wh.url, secret, previousSecret, eventId, eventType: event.type, body, at: now });
       (deps.logger ?? silentLogger).info("webhook test event sent", { webhook_id: wh.id, event_id: eventId, status_code: out.statusCode, error: out.error });
       return { webhook_id: wh.id, url: wh.url, ok: out.error === null, response_status: out.statusCode, duration_ms: out.latencyMs, error: out.error };
     }),

@@ -7,6 +7,11 @@ export const WEBHOOK_USER_AGENT = "benchdata-webhooks/0.1";
 /** What the headers are computed from. */
 export interface WebhookHeaderInput {
   readonly secret: string;
+  /**
+   * The secret a rotation replaced, while its overlap lasts: `webhook-signature` then carries a second `v1,`
+   * entry under it (after the new one), so receivers still holding the old secret keep verifying.
+   */
+  readonly previousSecret?: string | null | undefined;
   readonly eventId: string;
   readonly eventType: string;
   /** The exact body sent (both signatures cover these bytes). */
@@ -18,6 +23,8 @@ export interface WebhookHeaderInput {
 /**
  * Headers of one attempt: `X-Service-Signature: sha256=<hex>` (HMAC of the body), `X-Service-Event-Id`,
  * `X-Service-Event-Type`, and the Standard Webhooks trio `webhook-id`, `webhook-timestamp`, `webhook-signature`.
+ * During a rotation's overlap `webhook-signature` holds two space-separated entries (new secret first, then the
+ * previous one) and `X-Service-Signature` the new secret's only.
  */
 export function webhookHeaders(input: WebhookHeaderInput): Record<string, string> {
   return {
@@ -28,6 +35,12 @@ export function webhookHeaders(input: WebhookHeaderInput): Record<string, string
     "X-Service-Event-Type": input.eventType,
     "webhook-id": input.eventId,
     "webhook-timestamp": String(input.timestampSeconds),
-    "webhook-signature": standardWebhookSignature(input.secret, input.eventId, input.timestampSeconds, input.body),
+    "webhook-signature": signatures(input),
   };
+}
+
+function signatures(input: WebhookHeaderInput): string {
+  const current = standardWebhookSignature(input.secret, input.eventId, input.timestampSeconds, input.body);
+  if (input.previousSecret == null || input.previousSecret === input.secret) return current;
+  return `${current} ${standardWebhookSignature(input.previousSecret, input.eventId, input.timestampSeconds, input.body)}`;
 }

@@ -716,11 +716,23 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       return r ? webhookFromRow(r) : null;
     },
     async listWebhookSecrets() {
-      return (await all(db, sql`SELECT id, secret FROM webhooks ORDER BY id`)).map((r) => ({ webhookId: String(r.id), field: "current" as const, secret: String(r.secret) }));
+      return (await all(db, sql`SELECT id, secret, previous_secret FROM webhooks ORDER BY id`)).flatMap((r) => [
+        { webhookId: String(r.id), field: "current" as const, secret: String(r.secret) },
+        ...(r.previous_secret == null ? [] : [{ webhookId: String(r.id), field: "previous" as const, secret: String(r.previous_secret) }]),
+      ]);
     },
     async replaceWebhookSecret({ webhookId, field, from, to }) {
-      if (field !== "current") return false;
+      if (field === "previous") return (await one(db, sql`UPDATE webhooks SET previous_secret = ${to} WHERE id = ${webhookId} AND previous_secret = ${from} RETURNING id`)) !== undefined;
       return (await one(db, sql`UPDATE webhooks SET secret = ${to} WHERE id = ${webhookId} AND secret = ${from} RETURNING id`)) !== undefined;
+    },
+    async rotateWebhookSecret({ accountId, webhookId, secret, previousUntil }) {
+      // One statement: SET reads the row as it was, so the old value moves to previous_secret as the new one lands.
+      const r = await one(
+        db,
+        sql`UPDATE webhooks SET previous_secret = secret, previous_secret_until = ${previousUntil}::bigint, secret = ${secret}
+            WHERE id = ${webhookId} AND account_id = ${accountId} RETURNING *`,
+      );
+      return r ? webhookFromRow(r) : null;
     },
     async deleteWebhook(accountId, webhookId) {
       return tx(async (trx) => {
@@ -780,7 +792,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               FROM events e, webhooks w
               WHERE d.id IN (SELECT id FROM claimable) AND e.id = d.event_id AND w.id = d.webhook_id
               RETURNING d.id, d.seq, d.event_id, d.webhook_id, d.account_id, d.attempts, d.next_attempt_at, d.lease_token,
-                        e.type, e.body, e.created_at AS event_created_at, w.url, w.secret`,
+                        e.type, e.body, e.created_at AS event_created_at, w.url, w.secret, w.previous_secret, w.previous_secret_until`,
         );
       });
       return rows
@@ -796,6 +808,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
             accountId: String(r.account_id),
             url: String(r.url),
             secret: String(r.secret),
+            previousSecret: r.previous_secret == null ? null : String(r.previous_secret),
+            previousSecretUntil: r.previous_secret_until == null ? null : num(r.previous_secret_until),
             attempt: num(r.attempts) + 1,
             leaseToken: String(r.lease_token),
           }),

@@ -507,7 +507,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     for (const r of q("SELECT webhook_id, count(*) AS n FROM deliveries WHERE status = 'pending' AND lease_token IS NOT NULL AND lease_until > ? GROUP BY webhook_id").all(now) as Row[]) {
       inflight.set(String(r.webhook_id), num(r.n));
     }
-    const due = q(`SELECT d.id, d.event_id, d.webhook_id, d.account_id, d.attempts, e.type, e.body, e.created_at AS event_created_at, w.url, w.secret
+    const due = q(`SELECT d.id, d.event_id, d.webhook_id, d.account_id, d.attempts, e.type, e.body, e.created_at AS event_created_at, w.url, w.secret,
+                          w.previous_secret, w.previous_secret_until
                    FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id AND w.status = 'active'
                      JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
                    WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND NOT (d.lease_token IS NOT NULL AND d.lease_until > @now)
@@ -535,6 +536,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
         accountId: String(r.account_id),
         url: String(r.url),
         secret: String(r.secret),
+        previousSecret: r.previous_secret == null ? null : String(r.previous_secret),
+        previousSecretUntil: r.previous_secret_until == null ? null : num(r.previous_secret_until),
         attempt: num(r.attempts) + 1,
         leaseToken: token,
       };
@@ -870,11 +873,20 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return r ? webhookFromRow(r) : null;
     },
     async listWebhookSecrets() {
-      return (q("SELECT id, secret FROM webhooks ORDER BY id").all() as Row[]).map((r) => ({ webhookId: String(r.id), field: "current" as const, secret: String(r.secret) }));
+      return (q("SELECT id, secret, previous_secret FROM webhooks ORDER BY id").all() as Row[]).flatMap((r) => [
+        { webhookId: String(r.id), field: "current" as const, secret: String(r.secret) },
+        ...(r.previous_secret == null ? [] : [{ webhookId: String(r.id), field: "previous" as const, secret: String(r.previous_secret) }]),
+      ]);
     },
     async replaceWebhookSecret({ webhookId, field, from, to }) {
-      if (field !== "current") return false;
+      if (field === "previous") return q("UPDATE webhooks SET previous_secret = ? WHERE id = ? AND previous_secret = ?").run(to, webhookId, from).changes > 0;
       return q("UPDATE webhooks SET secret = ? WHERE id = ? AND secret = ?").run(to, webhookId, from).changes > 0;
+    },
+    async rotateWebhookSecret({ accountId, webhookId, secret, previousUntil }) {
+      // One statement: the old value moves to previous_secret as the new one lands (SET reads the row as it was).
+      const r = q(`UPDATE webhooks SET previous_secret = secret, previous_secret_until = ?, secret = ?
+                   WHERE id = ? AND account_id = ? RETURNING *`).get(previousUntil, secret, webhookId, accountId) as Row | undefined;
+      return r ? webhookFromRow(r) : null;
     },
     async deleteWebhook(accountId, webhookId) {
       return deleteWebhookTx(accountId, webhookId);

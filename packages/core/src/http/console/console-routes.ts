@@ -4,7 +4,7 @@ import type { AnyConsoleRoute } from "./console-route.ts";
 import { createKey, getKey, listKeys, revokeKey, rotateKey } from "./keys.ts";
 import { getAccount, signIn, signOut } from "./session.ts";
 import { usageDaily, usageSummary } from "./usage.ts";
-import { createWebhook, deleteWebhook, enableWebhook, getWebhook, listDeliveries, listWebhooks, recoverWebhook, retryDelivery, testWebhooks } from "./webhooks.ts";
+import { createWebhook, deleteWebhook, enableWebhook, getWebhook, listDeliveries, listWebhooks, recoverWebhook, retryDelivery, rotateWebhookSecret, testWebhooks } from "./webhooks.ts";
 
 /** The console routes under `/api/v1/console`. */
 export const CONSOLE_ROUTES: readonly AnyConsoleRoute[] = [
@@ -24,6 +24,7 @@ export const CONSOLE_ROUTES: readonly AnyConsoleRoute[] = [
   getWebhook,
   deleteWebhook,
   enableWebhook,
+  rotateWebhookSecret,
   listDeliveries,
   retryDelivery,
   recoverWebhook,

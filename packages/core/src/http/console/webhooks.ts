@@ -130,6 +130,38 @@ export const enableWebhook = defineConsoleRoute({
   },
 });
 
+/** The answer of POST /webhooks/{webhook_id}/rotate-secret. */
+export const RotatedWebhookSchema = v.object({
+  ...WebhookWithSecretSchema.entries,
+  previous_secret_expires_at: v.pipe(
+    v.string(),
+    v.isoTimestamp(),
+    v.description("Until then every delivery is signed with both secrets (`webhooks.secretOverlapHours` after the rotation); after it with the new one only."),
+  ),
+});
+
+/** POST /webhooks/{webhook_id}/rotate-secret. */
+export const rotateWebhookSecret = defineConsoleRoute({
+  method: "POST",
+  path: "/webhooks/{webhook_id}/rotate-secret",
+  operationId: "rotateWebhookSecret",
+  summary: "Rotate a webhook's signing secret",
+  description:
+    "Issues a new signing secret, returned only in this response. For the overlap (`webhooks.secretOverlapHours`, default 24 h) every delivery carries both signatures: `webhook-signature` holds two space-separated `v1,` entries (the new secret's first, then the previous one's) and `X-Service-Signature` the new secret's. After the overlap only the new secret signs. Rotating again during an overlap drops the oldest secret at once (only the secret just replaced keeps signing). No body.",
+  pathParams: WEBHOOK_ID,
+  success: { status: 200, description: "The webhook with its new signing secret, shown only here.", schema: RotatedWebhookSchema },
+  errors: [404],
+  async handle({ app, accountId, params, now }) {
+    const id = params.webhook_id as string;
+    const secret = generateSigningSecret(app.random);
+    const sealed = await (app.webhooks.secretBox ?? plaintextSecretBox).seal(id, secret);
+    const previousUntil = now + Math.round(app.config.webhooks.secretOverlapHours * 3_600_000);
+    const w = await app.storage.rotateWebhookSecret({ accountId, webhookId: id, secret: sealed, previousUntil });
+    if (w === null) throw notFound("webhook", id);
+    return ok({ ...webhookView(w), signing_secret: secret, previous_secret_expires_at: isoTime(previousUntil) });
+  },
+});
+
 /** GET /webhooks/{webhook_id}/deliveries. */
 export const listDeliveries = defineConsoleRoute({
   method: "GET",
