@@ -853,6 +853,7 @@ export interface components {
         /** @description Bad request: `request.invalid_json`. */
         Error400: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -862,6 +863,7 @@ export interface components {
         /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
         Error401: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -871,6 +873,7 @@ export interface components {
         /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
         Error402: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -880,6 +883,7 @@ export interface components {
         /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
         Error403: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -889,6 +893,7 @@ export interface components {
         /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
         Error404: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -898,6 +903,7 @@ export interface components {
         /** @description Conflict: `console.limit_reached`, `console.key_revoked`, `console.webhook_disabled`, `billing.nothing_to_charge`. */
         Error409: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -907,6 +913,7 @@ export interface components {
         /** @description Body too large: `request.too_large` (more than 1 MB). */
         Error413: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -916,6 +923,7 @@ export interface components {
         /** @description Unsupported media type: `request.unsupported_media_type` (send application/json). */
         Error415: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -925,6 +933,7 @@ export interface components {
         /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
         Error422: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -934,6 +943,7 @@ export interface components {
         /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
         Error429: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -944,6 +954,7 @@ export interface components {
         /** @description Not implemented: `not_implemented`. */
         Error501: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -953,6 +964,7 @@ export interface components {
         /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
         Error503: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -971,6 +983,8 @@ export interface components {
         "X-RateLimit-Reset": number;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
+        /** @description The request's correlation id, on every response: the request's own `X-Request-Id` echoed when it is 1-128 characters of `A-Z a-z 0-9 . _ : -`, else a generated ULID. The server's log lines about the request carry it; error bodies stay `{detail, code, status}`. */
+        "X-Request-Id": string;
     };
     pathItems: never;
 }
@@ -995,6 +1009,7 @@ export interface operations {
             /** @description Aggregate percentiles of every metric of a category. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1024,6 +1039,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1036,6 +1052,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1048,6 +1065,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1060,6 +1078,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1072,6 +1091,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1084,6 +1104,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1097,6 +1118,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1131,6 +1153,7 @@ export interface operations {
             /** @description Percentile rank of a value within a category. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1156,6 +1179,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1168,6 +1192,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1180,6 +1205,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1192,6 +1218,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1204,6 +1231,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1216,6 +1244,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1229,6 +1258,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1263,6 +1293,7 @@ export interface operations {
             /** @description Histogram of a metric. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1293,6 +1324,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1305,6 +1337,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1317,6 +1350,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1329,6 +1363,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1341,6 +1376,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1353,6 +1389,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1366,6 +1403,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1400,6 +1438,7 @@ export interface operations {
             /** @description A metric's quartiles across periods. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1425,6 +1464,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1437,6 +1477,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1449,6 +1490,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1461,6 +1503,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1473,6 +1516,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1485,6 +1529,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1498,6 +1543,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1526,6 +1572,7 @@ export interface operations {
             /** @description Segments of a category. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1549,6 +1596,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1561,6 +1609,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1573,6 +1622,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1585,6 +1635,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1597,6 +1648,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1609,6 +1661,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1622,6 +1675,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1652,6 +1706,7 @@ export interface operations {
             /** @description A metric broken down by segment. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1685,6 +1740,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1697,6 +1753,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1709,6 +1766,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1721,6 +1779,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1733,6 +1792,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1745,6 +1805,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1758,6 +1819,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1786,6 +1848,7 @@ export interface operations {
             /** @description List the account's merchant financial snapshots. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1815,6 +1878,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1827,6 +1891,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1839,6 +1904,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1851,6 +1917,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1863,6 +1930,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1876,6 +1944,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1919,6 +1988,7 @@ export interface operations {
             /** @description Store a merchant financial snapshot. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1948,6 +2018,7 @@ export interface operations {
             /** @description Bad request: `request.invalid_json`. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1960,6 +2031,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1972,6 +2044,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1984,6 +2057,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1996,6 +2070,7 @@ export interface operations {
             /** @description Body too large: `request.too_large` (more than 1 MB). */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2008,6 +2083,7 @@ export interface operations {
             /** @description Unsupported media type: `request.unsupported_media_type` (send application/json). */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2020,6 +2096,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2032,6 +2109,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2045,6 +2123,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2073,6 +2152,7 @@ export interface operations {
             /** @description Rank a merchant's metrics against its category. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2129,6 +2209,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2141,6 +2222,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2153,6 +2235,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2165,6 +2248,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2177,6 +2261,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2189,6 +2274,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2202,6 +2288,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2230,6 +2317,7 @@ export interface operations {
             /** @description Findings from a merchant's ranks and trends. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2267,6 +2355,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2279,6 +2368,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2291,6 +2381,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2303,6 +2394,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2315,6 +2407,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2327,6 +2420,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2340,6 +2434,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2368,6 +2463,7 @@ export interface operations {
             /** @description A merchant's 0–100 score with its components. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2422,6 +2518,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2434,6 +2531,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2446,6 +2544,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2458,6 +2557,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2470,6 +2570,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2482,6 +2583,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2495,6 +2597,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2523,6 +2626,7 @@ export interface operations {
             /** @description A merchant report bundling compare, insights and score. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2669,6 +2773,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2681,6 +2786,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2693,6 +2799,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2705,6 +2812,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2717,6 +2825,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2729,6 +2838,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2742,6 +2852,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2770,6 +2881,7 @@ export interface operations {
             /** @description A snapshot as an XBRL instance document. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2782,6 +2894,7 @@ export interface operations {
             /** @description Not authenticated: `auth.missing_key`, `auth.malformed_key`, `auth.unknown_key`, `auth.inactive_key` (data); `console.invalid_session` (console); `admin.invalid_token` (admin). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2794,6 +2907,7 @@ export interface operations {
             /** @description Quota exhausted: `quota.exhausted` (a charge for the next block is pending, failed or held for review). */
             402: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2806,6 +2920,7 @@ export interface operations {
             /** @description Forbidden: `auth.insufficient_scope`, `auth.ip_not_allowed`, `auth.environment_mismatch`, `auth.live_key_in_browser` (data); `console.scope_not_permitted`, `console.csrf_refused`, `auth.ip_not_allowed` (console). */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2818,6 +2933,7 @@ export interface operations {
             /** @description Not found: `not_found`, `data.not_found`, `data.insufficient_sample`. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2830,6 +2946,7 @@ export interface operations {
             /** @description Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`. */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2842,6 +2959,7 @@ export interface operations {
             /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2855,6 +2973,7 @@ export interface operations {
             /** @description Storage unreachable: `service.unavailable` (fail closed; retry). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2885,6 +3004,7 @@ export interface operations {
             /** @description Signed in; `Set-Cookie` carries the session. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2916,6 +3036,7 @@ export interface operations {
             /** @description Whether a session was ended. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2940,6 +3061,7 @@ export interface operations {
             /** @description The account. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2978,6 +3100,7 @@ export interface operations {
             /** @description The keys. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3032,6 +3155,7 @@ export interface operations {
             /** @description The key, with `raw_key` shown only here. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3080,6 +3204,7 @@ export interface operations {
             /** @description The key. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3122,6 +3247,7 @@ export interface operations {
             /** @description The key with its new `raw_key`, shown only here. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3167,6 +3293,7 @@ export interface operations {
             /** @description The revoked key. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3206,6 +3333,7 @@ export interface operations {
             /** @description The usage summary. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3244,6 +3372,7 @@ export interface operations {
             /** @description One entry per day. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3274,6 +3403,7 @@ export interface operations {
             /** @description The webhooks. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3322,6 +3452,7 @@ export interface operations {
             /** @description The webhook with its signing secret. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3366,6 +3497,7 @@ export interface operations {
             /** @description The test event's id and each webhook's outcome. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3403,6 +3535,7 @@ export interface operations {
             /** @description The webhook (without its secret). */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3444,6 +3577,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3469,6 +3603,7 @@ export interface operations {
             /** @description The webhook, active. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3510,6 +3645,7 @@ export interface operations {
             /** @description The webhook with its new signing secret, shown only here. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3561,6 +3697,7 @@ export interface operations {
             /** @description The deliveries. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3618,6 +3755,7 @@ export interface operations {
             /** @description The delivery, due now. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3680,6 +3818,7 @@ export interface operations {
             /** @description How many deliveries were re-queued. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3714,6 +3853,7 @@ export interface operations {
             /** @description The invoices. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3758,6 +3898,7 @@ export interface operations {
             /** @description The pending invoice. */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3809,6 +3950,7 @@ export interface operations {
             /** @description The account id, its tier and a console session token (shown only here). */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3849,6 +3991,7 @@ export interface operations {
             /** @description The account. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3940,6 +4083,7 @@ export interface operations {
             /** @description The updated account. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4035,6 +4179,7 @@ export interface operations {
             /** @description The updated account. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4113,6 +4258,7 @@ export interface operations {
             /** @description The account, suspended. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4184,6 +4330,7 @@ export interface operations {
             /** @description The account, active. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4251,6 +4398,7 @@ export interface operations {
             /** @description The session token (shown only here). */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4283,6 +4431,7 @@ export interface operations {
             /** @description How many sessions were ended. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4313,6 +4462,7 @@ export interface operations {
             /** @description The link (shown only here). */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4346,6 +4496,7 @@ export interface operations {
             /** @description Whether the current period had a quota to release. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4373,6 +4524,7 @@ export interface operations {
             /** @description The service is up. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4396,6 +4548,7 @@ export interface operations {
             /** @description Ready to serve. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4420,6 +4573,7 @@ export interface operations {
             /** @description The document. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -72,6 +72,23 @@ describe("X-Request-Id", () => {
     expect((await k.data(raw, BENCH)).headers.get("access-control-expose-headers")).toBeNull();
   });
 
+  it("is declared on every response of every operation in the OpenAPI document", () => {
+    const doc = kit().app.openapi as unknown as {
+      paths: Record<string, Record<string, { responses: Record<string, { $ref?: string; headers?: Record<string, unknown> }> }>>;
+      components: { responses: Record<string, { headers?: Record<string, unknown> }>; headers: Record<string, { schema: { pattern: string } }> };
+    };
+    let checked = 0;
+    for (const [path, item] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(item))
+        for (const [status, response] of Object.entries(op.responses)) {
+          const resolved = response.$ref ? doc.components.responses[response.$ref.split("/").pop()!]! : response;
+          expect(resolved.headers?.["X-Request-Id"], `${method} ${path} ${status}`).toEqual({ $ref: "#/components/headers/X-Request-Id" });
+          checked++;
+        }
+    expect(checked).toBeGreaterThan(100);
+    expect(doc.components.headers["X-Request-Id"]!.schema.pattern).toBe("^[A-Za-z0-9._:-]{1,128}$");
+  });
+
   it("leaves the error body the contract's {detail, code, status}", async () => {
     const k = kit();
     const r = await k.data(null, BENCH, { headers: { "x-request-id": "corr-1" } });

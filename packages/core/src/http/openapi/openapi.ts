@@ -63,7 +63,11 @@ function pathParameters(doc: RouteDoc): unknown[] {
   return Object.entries(doc.pathParams ?? {}).map(([name, description]) => ({ name, in: "path", required: true, description, schema: { type: "string" } }));
 }
 
+/** On every response of the app. */
+const REQUEST_ID = { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
+
 const RATE_HEADERS = {
+  ...REQUEST_ID,
   "X-RateLimit-Limit": { $ref: "#/components/headers/X-RateLimit-Limit" },
   "X-RateLimit-Remaining": { $ref: "#/components/headers/X-RateLimit-Remaining" },
   "X-RateLimit-Reset": { $ref: "#/components/headers/X-RateLimit-Reset" },
@@ -85,7 +89,7 @@ function operation(route: Route): Record<string, unknown> {
   const d = route.doc;
   const responses: Record<string, unknown> = {};
   const success: Record<string, unknown> = { description: d.success.description };
-  if (d.rateLimited) success.headers = RATE_HEADERS;
+  success.headers = d.rateLimited ? RATE_HEADERS : REQUEST_ID;
   const mediaType = d.success.mediaType ?? "application/json";
   if (d.success.schema) success.content = { [mediaType]: { schema: jsonSchema(d.success.schema, "output") } };
   else if (mediaType !== "application/json") success.content = { [mediaType]: { schema: { type: "string" } } };
@@ -114,7 +118,7 @@ export function buildOpenApi(routes: readonly Route[], errorSchema: v.GenericSch
   for (const s of [...statuses].sort((a, b) => a - b)) {
     responses[`Error${s}`] = {
       description: ERROR_CODES[s] ?? "Error.",
-      ...(s === 429 ? { headers: { "Retry-After": { $ref: "#/components/headers/Retry-After" } } } : {}),
+      headers: s === 429 ? { ...REQUEST_ID, "Retry-After": { $ref: "#/components/headers/Retry-After" } } : REQUEST_ID,
       content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
     };
   }
@@ -150,6 +154,11 @@ export function buildOpenApi(routes: readonly Route[], errorSchema: v.GenericSch
         "X-RateLimit-Remaining": int("Requests left in that window."),
         "X-RateLimit-Reset": int("When that window frees a slot (minute) or starts again (day), Unix seconds."),
         "Retry-After": int("Seconds to wait before retrying."),
+        "X-Request-Id": {
+          description:
+            "The request's correlation id, on every response: the request's own `X-Request-Id` echoed when it is 1-128 characters of `A-Z a-z 0-9 . _ : -`, else a generated ULID. The server's log lines about the request carry it; error bodies stay `{detail, code, status}`.",
+          schema: { type: "string", pattern: "^[A-Za-z0-9._:-]{1,128}$" },
+        },
       },
     },
   };
