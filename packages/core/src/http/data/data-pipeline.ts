@@ -19,7 +19,7 @@ import { unavailable } from "../fail-closed.ts";
 import { parseQuery } from "../query.ts";
 import { asServiceError, describeError, JSON_TYPE, NOSNIFF } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";
-import { requestIdOf } from "../request-id.ts";
+import { markStamped, requestIdOf } from "../request-id.ts";
 import type { RouteRun } from "../route.ts";
 import type { AnyDataEndpoint } from "./data-endpoint.ts";
 import { addressAllowed, clientAddressOf, requestTarget } from "./key-checks.ts";
@@ -65,7 +65,7 @@ function reported(minute: WindowInfo, day: WindowInfo): WindowInfo {
   return day.remaining < minute.remaining ? day : minute;
 }
 
-function responseHeaders(window: WindowInfo | null, cors: boolean): Record<string, string> {
+function responseHeaders(window: WindowInfo | null, cors: boolean, requestId: string | undefined): Record<string, string> {
   const h: Record<string, string> = window
     ? {
         "content-type": JSON_TYPE,
@@ -75,6 +75,8 @@ function responseHeaders(window: WindowInfo | null, cors: boolean): Record<strin
         "x-ratelimit-reset": String(Math.ceil(window.resetAt / 1000)),
       }
     : { "content-type": JSON_TYPE, "x-content-type-options": NOSNIFF };
+  // Set here, at construction, rather than stamped on afterwards (see markStamped).
+  if (requestId !== undefined) h["x-request-id"] = requestId;
   if (cors) {
     h["access-control-allow-origin"] = "*";
     h["access-control-expose-headers"] = EXPOSE_HEADERS;
@@ -82,8 +84,8 @@ function responseHeaders(window: WindowInfo | null, cors: boolean): Record<strin
   return h;
 }
 
-function errorOut(error: ServiceError, window: WindowInfo | null, cors: boolean): Response {
-  const h = responseHeaders(window, cors);
+function errorOut(error: ServiceError, window: WindowInfo | null, cors: boolean, requestId: string | undefined): Response {
+  const h = responseHeaders(window, cors, requestId);
   if (error.headers) for (const name in error.headers) h[name.toLowerCase()] = error.headers[name] as string;
   return new Response(JSON.stringify(error.toBody()), { status: error.status, headers: h });
 }
@@ -208,13 +210,14 @@ function endpointPipeline(
 
   // Counted and timed here rather than by a wrapper around the route: no extra promise per request.
   const timing = metrics.route(endpoint.endpoint.slice(0, space), `/data/v1${endpoint.endpoint.slice(space + 1)}`);
-  const done = (response: Response, start: number): Response => {
+  const done = (response: Response, start: number, requestId: string | undefined): Response => {
     timing.record(response.status, performance.now() - start);
-    return response;
+    return requestId === undefined ? response : markStamped(response);
   };
 
   return async (request, _params, search, client) => {
     const start = performance.now();
+    const requestId = requestIdOf(request);
     const headers = request.headers;
     const cors = headers.get("origin") !== null;
     let window: WindowInfo | null = null;
@@ -268,7 +271,7 @@ function endpointPipeline(
         // The key or its account changed since that lookup (here or in another process): look again.
         lookups.delete(hash);
         if (tries >= MAX_STALE_TRIES) {
-          logger.warn("key changed during every admission: answering 503", { key_id: lookup.key.id, tries, request_id: requestIdOf(request) });
+          logger.warn("key changed during every admission: answering 503", { key_id: lookup.key.id, tries, request_id: requestId });
           metrics.unavailable.key_churn.inc();
           throw KEY_CHURN;
         }
@@ -291,7 +294,7 @@ function endpointPipeline(
           // The operator's copy of quota.held (the customer's goes to the account's webhooks).
           logger.warn("automatic charges held: no charge starts until a person acts", {
             account_id: lookup.account.id,
-            request_id: requestIdOf(request),
+            request_id: requestId,
             calls_used: result.quota.used,
             allowance: result.quota.allowance,
           });
@@ -303,18 +306,18 @@ function endpointPipeline(
 
       const query = querySchema ? parseQuery(querySchema, search) : emptyQuery;
       const reply = await endpoint.handle({ query, request, source: live ? app.liveData : app.testData, dataset: key.environment, key, account, now: result.now, app });
-      const h = responseHeaders(window, cors);
+      const h = responseHeaders(window, cors, requestId);
       if (reply.json !== undefined) {
         if (reply.contentType !== undefined) h["content-type"] = reply.contentType;
-        return done(new Response(reply.json, { status: reply.status, headers: h }), start);
+        return done(new Response(reply.json, { status: reply.status, headers: h }), start, requestId);
       }
       if (reply.body === undefined) {
         delete h["content-type"];
-        return done(new Response(null, { status: reply.status, headers: h }), start);
+        return done(new Response(null, { status: reply.status, headers: h }), start, requestId);
       }
-      return done(new Response(JSON.stringify(reply.body), { status: reply.status, headers: h }), start);
+      return done(new Response(JSON.stringify(reply.body), { status: reply.status, headers: h }), start, requestId);
     } catch (error) {
-      return done(errorOut(asServiceError(error, logger, label, request), window, cors), start);
+      return done(errorOut(asServiceError(error, logger, label, request), window, cors, requestId), start, requestId);
     }
   };
 }
