@@ -22,18 +22,18 @@ export const UNAVAILABLE = new ServiceError(503, "service.unavailable", "The ser
 // then a handler's own catch) is one failure, recorded once.
 const recorded = new WeakSet<object>();
 
-/** The 503 for a failed storage operation; the failure is recorded in `sink` (once per error). */
-export function unavailable(sink: FaultSink, operation: string, error: unknown): ServiceError {
+/** The 503 for a failed storage operation; the failure is recorded in `sink` (once per error), with the request's id when given. */
+export function unavailable(sink: FaultSink, operation: string, error: unknown, requestId?: string): ServiceError {
   if (isServiceError(error)) {
     // A storage layer's own 503 (e.g. storage-kysely's, whose `cause` is `SQLITE_FULL` or `ECONNREFUSED`) is a fault too.
     if (error.status === 503 && error !== UNAVAILABLE && !recorded.has(error)) {
       recorded.add(error);
-      sink.faults.fault(operation, error);
+      sink.faults.fault(operation, error, requestId);
       sink.metrics.unavailable.storage.inc();
     }
     return error;
   }
-  sink.faults.fault(operation, error);
+  sink.faults.fault(operation, error, requestId);
   sink.metrics.unavailable.storage.inc();
   return UNAVAILABLE;
 }

@@ -107,6 +107,18 @@ describe("X-Request-Id", () => {
     const line = lines.find((l) => l.msg === "unhandled error");
     expect(line?.fields).toMatchObject({ request_id: "trace-42", where: "POST /api/v1/console/webhooks/test" });
   });
+
+  it("is carried in the storage fault's first log line when a request's admission failed", async () => {
+    const { logger, lines } = capture();
+    const k = kit({ logger });
+    const { session } = await k.account("growth");
+    const { raw } = await k.key(session, "test", ["benchmarks:read"]);
+    (k.storage as { admit: unknown }).admit = () => Promise.reject(Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }));
+    const r = await k.data(raw, BENCH, { headers: { "x-request-id": "full-disk-1" } });
+    expect(r.status).toBe(503);
+    expect(r.headers.get("x-request-id")).toBe("full-disk-1");
+    expect(lines.find((l) => l.msg === "storage unavailable: answering 503")?.fields).toMatchObject({ operation: "admit", cause: "SQLITE_FULL", request_id: "full-disk-1" });
+  });
 });
 
 describe("access log", () => {

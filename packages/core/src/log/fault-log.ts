@@ -11,8 +11,8 @@ import { redact } from "./logger.ts";
 export interface FaultLog {
   /** Whether a failure was recorded since the last success: `ok()` is needed only then. */
   readonly failing: boolean;
-  /** Records a failed storage operation. */
-  fault(operation: string, error: unknown): void;
+  /** Records a failed storage operation (`requestId`: the request it failed, named on a line it causes). */
+  fault(operation: string, error: unknown, requestId?: string): void;
   /** Records a successful storage operation; logs the recovery if failures came before it. */
   ok(): void;
 }
@@ -80,7 +80,7 @@ export function faultLog(logger: Logger, clock: Clock, options: FaultLogOptions 
     get failing() {
       return failing;
     },
-    fault(operation, error) {
+    fault(operation, error, requestId) {
       const cause = faultCause(error);
       onFault?.(cause);
       const now = clock.now();
@@ -95,7 +95,7 @@ export function faultLog(logger: Logger, clock: Clock, options: FaultLogOptions 
         lastCause = cause;
         causes.clear();
         causes.add(cause);
-        logger.error(message, { operation, cause, error: faultMessage(error) });
+        logger.error(message, { operation, cause, error: faultMessage(error), request_id: requestId });
         return;
       }
       unlogged++;
@@ -103,7 +103,7 @@ export function faultLog(logger: Logger, clock: Clock, options: FaultLogOptions 
       const news = !causes.has(cause) && causes.size < 8;
       if (news || now - lastLine >= intervalMs) {
         causes.add(cause);
-        logger.error("storage still unavailable", { operation, cause, error: faultMessage(error), failures: unlogged, failures_total: total, since_ms: now - since });
+        logger.error("storage still unavailable", { operation, cause, error: faultMessage(error), failures: unlogged, failures_total: total, since_ms: now - since, request_id: requestId });
         unlogged = 0;
         lastLine = now;
         lastCause = cause;

@@ -16,6 +16,7 @@ import { parseQuery } from "../query.ts";
 import { readBody } from "../read-json-body.ts";
 import type { Reply } from "../reply.ts";
 import { asServiceError, errorResponse, replyResponse } from "../reply.ts";
+import { requestIdOf } from "../request-id.ts";
 import { checkCsrf, presentedSession } from "./console-session.ts";
 import type { Route, RouteDoc } from "../route.ts";
 
@@ -126,7 +127,7 @@ export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
         try {
           accountId = await app.consoleAuth(request, client);
         } catch (error) {
-          throw isServiceError(error) ? error : unavailable(app, "consoleAuth", error);
+          throw isServiceError(error) ? error : unavailable(app, "consoleAuth", error, requestIdOf(request));
         }
         if (accountId === null || accountId === "") throw INVALID_SESSION;
         // Whatever authenticated the request (the built-in sessions or an embedder's own), a suspended account's

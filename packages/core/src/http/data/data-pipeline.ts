@@ -264,7 +264,7 @@ function endpointPipeline(
         try {
           result = await storage.admit(input);
         } catch (error) {
-          throw unavailable(app, "admit", error);
+          throw unavailable(app, "admit", error, requestIdOf(request));
         }
         if (faults.failing) faults.ok();
         if (result.kind !== "stale") break;
