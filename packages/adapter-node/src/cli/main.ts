@@ -35,11 +35,13 @@ default sqlite:./benchdata.db) and --help.`,
   serve: `Usage: benchdata serve [--port N] [--host H] [--db URL] [--config FILE]
 
   --port N       port to listen on (env PORT; default 8787)
-  --host H       address to listen on (default 0.0.0.0)
+  --host H       address to listen on (default 0.0.0.0; behind a proxy use 127.0.0.1)
+  --admin-port N serve the admin API on its own listener on port N, and not on the main one
+  --admin-host H address of that listener (default 127.0.0.1)
   --db URL       sqlite:PATH (default sqlite:./benchdata.db), postgres://…, or memory:
   --config FILE  JSON config (env BENCHDATA_CONFIG); unknown keys or wrong types stop the start
 The admin API is on only when BENCHDATA_ADMIN_TOKEN is set (at least 32 characters, or serve refuses
-to start with exit 2). SIGTERM drains: /readyz answers 503 at once, serving goes on for
+to start with exit 2); a warning is logged when it is reachable on a non-loopback address. SIGTERM drains: /readyz answers 503 at once, serving goes on for
 shutdown.drainDelaySeconds (env BENCHDATA_SHUTDOWN_DRAIN_DELAY_SECONDS; default 0, 10 behind a load
 balancer), then the requests already accepted are answered and the process exits 0.
 Every answer carries X-Request-Id. log.access (env BENCHDATA_LOG_ACCESS=true) writes one JSON line
@@ -96,21 +98,60 @@ function out(value: unknown): void {
 }
 
 async function serveCommand(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
+  const { values } = parse(argv, {
+    port: { type: "string" },
+    host: { type: "string" },
+    "admin-port": { type: "string" },
+    "admin-host": { type: "string" },
+    db: { type: "string" },
+    config: { type: "string" },
+  });
   if (values.help) return help("serve");
+  const adminPortFlag = values["admin-port"];
+  const adminListener = adminPortFlag === undefined ? undefined : { port: intFlag("admin-port", adminPortFlag, 0, 0, 65535), host: values["admin-host"] ?? "127.0.0.1" };
+  if (adminListener === undefined && values["admin-host"] !== undefined) throw new UsageError("--admin-host needs --admin-port");
   const logger = jsonLogger((line) => process.stdout.write(`${line}\n`));
   const config = withLogEnv(withShutdownEnv(withMetricsToken(await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG), process.env.BENCHDATA_METRICS_TOKEN), process.env), process.env);
   const port = intFlag("port", values.port ?? process.env.PORT, 8787, 0, 65535);
   const db = dbUrl(values.db);
   const adminToken = adminTokenFromEnv(process.env.BENCHDATA_ADMIN_TOKEN);
-  const running = await startService({ db, config, port, host: values.host ?? "0.0.0.0", adminToken,
+  if (adminListener !== undefined && adminToken === null) throw new UsageError("--admin-port serves the admin API, which is off: set BENCHDATA_ADMIN_TOKEN");
+  if (adminListener !== undefined && port !== 0 && adminListener.port === port) throw new UsageError(`--admin-port must differ from --port (${port})`);
+  const host = values.host ?? "0.0.0.0";
+  const running = await startService({ db, config, port, host, adminToken,
+    ...(adminListener !== undefined ? { adminListener } : {}),
     logger,
     clockOffsetMs: Number(process.env.BENCHDATA_CLOCK_OFFSET_MS ?? 0) || 0,
   });
   const driver = (running.storage as { driver?: string }).driver ?? "memory";
-  logger.info("listening", { url: running.url, port: running.port, db: redactDb(db), storage_driver: driver, http_server: running.handle.kind, admin_api: adminToken !== null, metrics: config.metrics.token !== null });
+  const adminHost = adminListener?.host ?? host;
+  if (adminToken !== null && !isLoopbackHost(adminHost)) {
+    logger.warn("the admin API is reachable on a non-loopback address", {
+      admin_host: adminHost,
+      admin_port: running.admin?.port ?? running.port,
+      advice: "listen with --host 127.0.0.1 behind a proxy, or move the admin API to its own loopback listener with --admin-port (docs/operations.md)",
+    });
+  }
+  logger.info("listening", {
+    url: running.url,
+    port: running.port,
+    db: redactDb(db),
+    storage_driver: driver,
+    http_server: running.handle.kind,
+    admin_api: adminToken !== null,
+    ...(running.admin ? { admin_url: running.admin.url, admin_port: running.admin.port } : {}),
+    metrics: config.metrics.token !== null,
+  });
   installShutdown({ close: () => running.stop() }, (m) => logger.info(m));
   return new Promise<number>(() => {});
+}
+
+/** Whether a listen address reaches this machine only: `localhost`, 127.0.0.0/8, `::1` (also IPv4-mapped). `0.0.0.0` and `::` are every interface. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  if (h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1") return true;
+  const v4 = h.startsWith("::ffff:") ? h.slice(7) : h;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
 
 /** `metrics.token` from BENCHDATA_METRICS_TOKEN when set (it wins over the file; at least 16 characters, like the file's). */

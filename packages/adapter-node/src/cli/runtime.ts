@@ -49,6 +49,8 @@ export interface Running {
   readonly port: number;
   readonly storage: Storage;
   readonly handle: RuntimeServeHandle;
+  /** The admin API's own listener, when `adminListener` was given (the main one then refuses admin paths). */
+  readonly admin?: RuntimeServeHandle;
   /**
    * Drains and stops: `/readyz` answers 503 at once, serving goes on for `shutdown.drainDelaySeconds`, then the
    * listener closes, in-flight requests are answered (within `shutdown.drainTimeoutSeconds`), the workers
@@ -64,6 +66,8 @@ export async function startService(options: {
   port: number;
   host?: string;
   adminToken?: string | null;
+  /** Serve the admin API on this listener only (not on the main one). */
+  adminListener?: { port: number; host: string };
   logger: Logger;
   workers?: boolean;
   /** Shifts this instance's clock (tests of clock skew between instances; env BENCHDATA_CLOCK_OFFSET_MS). */
@@ -101,6 +105,7 @@ export async function startService(options: {
     logger,
     metrics,
     adminToken: options.adminToken ?? null,
+    adminSeparate: options.adminListener !== undefined,
     hooks: {
       chargeRequested: () => billing.nudge(),
       eventsWritten: () => deliveries.nudge(),
@@ -118,6 +123,18 @@ export async function startService(options: {
     drainTimeout: Math.round(config.shutdown.drainTimeoutSeconds * 1000),
     onError: (error) => logger.error("unhandled error in a request", { error: error instanceof Error ? error.message : String(error) }),
   });
+
+  const onError = (error: unknown): void => logger.error("unhandled error in a request", { error: error instanceof Error ? error.message : String(error) });
+  let admin: RuntimeServeHandle | undefined;
+  if (options.adminListener !== undefined) {
+    try {
+      admin = await serveOnRuntime({ fetch: app.adminFetch, port: options.adminListener.port, host: options.adminListener.host, drainTimeout: Math.round(config.shutdown.drainTimeoutSeconds * 1000), onError });
+    } catch (error) {
+      await handle.close();
+      await storage.close();
+      throw error;
+    }
+  }
   const workers = options.workers !== false;
   if (workers) {
     deliveries.start();
@@ -131,6 +148,7 @@ export async function startService(options: {
   const stop = async (): Promise<void> => {
     app.drain();
     handle.drain();
+    admin?.drain();
     if (delayMs > 0) {
       logger.info("draining: still serving until the drain delay ends", { drain_delay_seconds: config.shutdown.drainDelaySeconds });
       await new Promise((resolve) => setTimeout(resolve, delayMs));
@@ -138,11 +156,11 @@ export async function startService(options: {
     logger.info("drain: no longer accepting connections; answering the requests already accepted", { drain_timeout_seconds: config.shutdown.drainTimeoutSeconds });
     // The workers stop claiming now and finish what they hold while the last requests are answered.
     const workersStopped = workers ? Promise.all([deliveries.stop(), billing.stop()]) : Promise.resolve();
-    await handle.close();
+    await Promise.all([handle.close(), admin?.close()]);
     await workersStopped;
     logger.info("drain: requests answered, workers stopped; closing storage");
     transport.close();
     await storage.close();
   };
-  return { url: handle.url, port: handle.port, storage, handle, stop: () => (stopping ??= stop()) };
+  return { url: handle.url, port: handle.port, storage, handle, ...(admin ? { admin } : {}), stop: () => (stopping ??= stop()) };
 }

@@ -62,6 +62,11 @@ export interface AppOptions {
   readonly consoleUi?: boolean;
   /** The admin API's bearer token; the admin API answers 404 when absent. */
   readonly adminToken?: string | null;
+  /**
+   * Serve the admin API only through `App.adminFetch` (a listener of its own, e.g. `benchdata serve --admin-port`):
+   * `fetch` then answers 404 on admin paths. Default false: `fetch` serves the admin API too.
+   */
+  readonly adminSeparate?: boolean;
   /** What test keys read; defaults to the synthetic dataset of `config.data.syntheticSeed`. */
   readonly testData?: BenchmarkSource;
   /** What live keys read; defaults to `storage.benchmarks`. */

@@ -58,6 +58,11 @@ export interface RouteInfo {
 export interface App {
   /** Handles one request; `ctx.clientAddress` is the peer's IP as the adapter saw it. */
   fetch(request: Request, ctx?: ClientInfo): Promise<Response>;
+  /**
+   * Handles one request on the admin listener: the admin API only (every other path is 404). With
+   * `adminSeparate` this is the only way to the admin API.
+   */
+  adminFetch(request: Request, ctx?: ClientInfo): Promise<Response>;
   /** The OpenAPI 3.1 document of every route (admin routes included even when the admin API is off). */
   readonly openapi: OpenApiDocument;
   /** Every route (method, OpenAPI path, operation id). */
@@ -132,6 +137,7 @@ export function createApp(options: AppOptions): App {
 
   const pipeline = dataPipeline(app, options.storage);
   const consoleUi = options.consoleUi !== false;
+  const adminSeparate = options.adminSeparate === true;
   const dataRoutes: Route[] = DATA_ENDPOINTS.map((e) => {
     const space = e.endpoint.indexOf(" ");
     return {
@@ -219,7 +225,13 @@ export function createApp(options: AppOptions): App {
       const list = allow.join(", ");
       return errorResponse(new ServiceError(405, "method_not_allowed", `${method} is not allowed on ${path}; allowed: ${list}.`), { ...cors, allow: list });
     }
-    const what = path.startsWith(ADMIN_PREFIX) && app.adminToken === null ? "The admin API is not enabled." : `No route ${method} ${path}.`;
+    const what = !path.startsWith(ADMIN_PREFIX)
+      ? `No route ${method} ${path}.`
+      : app.adminToken === null
+        ? "The admin API is not enabled."
+        : adminSeparate
+          ? "The admin API is served on its own listener (the operator's admin port), not here."
+          : `No route ${method} ${path}.`;
     return errorResponse(new ServiceError(404, "not_found", what), cors);
   };
 
@@ -252,6 +264,8 @@ export function createApp(options: AppOptions): App {
   const serviceRouter = baseRouter("", noted(timed(metrics, [...serviceRoutes, metricsRoute])), counted);
   // Without an admin token the admin paths fall through to the service router's 404.
   const adminRouter = app.adminToken === null ? serviceRouter : baseRouter(ADMIN_BASE, noted(timed(metrics, admin)), counted);
+  // With a separate admin listener the main one answers 404 on admin paths.
+  const mainAdminRouter = adminSeparate ? serviceRouter : adminRouter;
 
   // Not async: the router's promise is returned as is (every route catches its own errors), saving a frame
   // per request on the hot path.
@@ -261,12 +275,25 @@ export function createApp(options: AppOptions): App {
       const client = ctx ?? noClient;
       if (path.startsWith(DATA_PREFIX)) return dataRouter.fetch(request, path, search, client);
       if (path.startsWith(CONSOLE_PREFIX)) return consoleRouter.fetch(request, path, search, client);
-      if (path.startsWith(ADMIN_PREFIX)) return adminRouter.fetch(request, path, search, client);
+      if (path.startsWith(ADMIN_PREFIX)) return mainAdminRouter.fetch(request, path, search, client);
       if (consoleUi && isConsolePath(path)) {
         if (accessLog) templates.set(request, "(console-ui)");
         return Promise.resolve(consoleUiResponse(request, path));
       }
       return serviceRouter.fetch(request, path, search, client);
+    } catch (error) {
+      return Promise.resolve(errorResponse(asServiceError(error, logger, "fetch", request)));
+    }
+  };
+
+  // The admin listener: admin paths only; anything else is 404 (counted as unmatched).
+  const routeAdmin = (request: Request, ctx: ClientInfo | undefined): Promise<Response> => {
+    try {
+      const { path, search } = splitUrl(request.url);
+      if (path.startsWith(ADMIN_PREFIX)) return adminRouter.fetch(request, path, search, ctx ?? noClient);
+      const response = errorResponse(new ServiceError(404, "not_found", `No route ${request.method} ${path}: this listener serves the admin API (${ADMIN_BASE}) only.`));
+      unmatched.count(404);
+      return Promise.resolve(response);
     } catch (error) {
       return Promise.resolve(errorResponse(asServiceError(error, logger, "fetch", request)));
     }
@@ -286,18 +313,22 @@ export function createApp(options: AppOptions): App {
   };
 
   // Every answer carries `X-Request-Id` (echoed when sane, else generated), also carried in its log lines.
-  const fetch = (request: Request, ctx?: ClientInfo): Promise<Response> => {
-    const id = assignRequestId(request, clock, app.idRandom);
-    if (!accessLog) return route(request, ctx).then((response) => stampRequestId(response, id));
-    const start = performance.now();
-    return route(request, ctx).then((response) => {
-      logAccess(request, response, id, start);
-      return stampRequestId(response, id);
-    });
-  };
+  const stamped =
+    (router: (request: Request, ctx: ClientInfo | undefined) => Promise<Response>) =>
+    (request: Request, ctx?: ClientInfo): Promise<Response> => {
+      const id = assignRequestId(request, clock, app.idRandom);
+      if (!accessLog) return router(request, ctx).then((response) => stampRequestId(response, id));
+      const start = performance.now();
+      return router(request, ctx).then((response) => {
+        logAccess(request, response, id, start);
+        return stampRequestId(response, id);
+      });
+    };
+  const fetch = stamped(route);
 
   return {
     fetch,
+    adminFetch: stamped(routeAdmin),
     get openapi(): OpenApiDocument {
       return documented();
     },
