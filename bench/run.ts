@@ -393,7 +393,10 @@ function formatReport(r: Report): string {
     const w = r.webhooks;
     parts.push(
       "## Webhook deliveries\n" +
-        table(["deliveries", "concurrency per webhook", "seconds", "deliveries/s"], w.throughput.map((t) => [String(t.deliveries), String(t.concurrencyPerWebhook), t.seconds.toFixed(2), t.perSecond.toFixed(0)])) +
+        table(
+          ["deliveries", "ordered", "concurrency per webhook", "seconds", "deliveries/s"],
+          w.throughput.map((t) => [String(t.deliveries), t.ordered ? "yes" : "no", t.ordered ? "(1)" : String(t.concurrencyPerWebhook), t.seconds.toFixed(2), t.perSecond.toFixed(0)]),
+        ) +
         "\n\n" +
         table(
           [`healthy receiver latency (time-out ${w.timeoutSeconds} s)`, "events", "p50 ms", "p99 ms", "max ms", "time-outs at the hanging receiver"],

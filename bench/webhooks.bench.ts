@@ -3,6 +3,8 @@
  * of a healthy receiver's deliveries (event written → request received) with and without another receiver
  * that hangs for the whole time-out. In-memory storage, node:http receivers on 127.0.0.1 in a child
  * process, the production Node transport, http allowed. The time-out is shortened to 2 s so the hanging receiver cycles.
+ * Throughput with `webhooks.ordered` (the default: one delivery of the webhook at a time, in event order) and
+ * without it (up to concurrencyPerWebhook at once); the latency runs use the default (ordered).
  *
  * Run: npx tsx bench/webhooks.bench.ts
  */
@@ -27,6 +29,8 @@ const { nodeResolve, nodeTransport } = (await import("../packages/adapter-node/s
 export interface ThroughputResult {
   readonly deliveries: number;
   readonly concurrencyPerWebhook: number;
+  /** `webhooks.ordered`: one delivery of the webhook at a time, in event order (concurrencyPerWebhook then does not matter). */
+  readonly ordered: boolean;
   readonly seconds: number;
   readonly perSecond: number;
 }
@@ -122,9 +126,9 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-async function throughput(receivers: Receivers, deliveries: number, concurrencyPerWebhook: number): Promise<ThroughputResult> {
+async function throughput(receivers: Receivers, deliveries: number, concurrencyPerWebhook: number, ordered: boolean): Promise<ThroughputResult> {
   const storage = createMemoryStorage();
-  const config = defineConfig({ webhooks: { allowHttp: true, allowPrivateNetworks: true, timeoutSeconds: TIMEOUT_SECONDS, concurrencyPerWebhook } });
+  const config = defineConfig({ webhooks: { allowHttp: true, allowPrivateNetworks: true, timeoutSeconds: TIMEOUT_SECONDS, concurrencyPerWebhook, ordered } });
   const accountId = await account(storage);
   await webhook(storage, accountId, receivers.healthyUrl);
   for (let i = 0; i < deliveries; i++) await emit(storage, accountId, i);
@@ -138,7 +142,7 @@ async function throughput(receivers: Receivers, deliveries: number, concurrencyP
   const seconds = (performance.now() - started) / 1000;
   await worker.stop();
   transport.close();
-  return { deliveries, concurrencyPerWebhook, seconds, perSecond: deliveries / seconds };
+  return { deliveries, concurrencyPerWebhook, ordered, seconds, perSecond: deliveries / seconds };
 }
 
 async function latency(receivers: Receivers, withHanging: boolean, seconds: number, ratePerSecond: number): Promise<LatencyResult> {
@@ -187,8 +191,9 @@ export async function runWebhooksBench(options: { deliveries?: number; latencySe
   try {
     const n = options.deliveries ?? 5000;
     const tp: ThroughputResult[] = [];
-    await throughput(receivers, 500, 4); // warm-up (JIT, sockets)
-    for (const per of [4, 16]) tp.push(await throughput(receivers, n, per));
+    await throughput(receivers, 500, 4, false); // warm-up (JIT, sockets)
+    tp.push(await throughput(receivers, n, 4, true));
+    for (const per of [4, 16]) tp.push(await throughput(receivers, n, per, false));
     const secs = options.latencySeconds ?? 6;
     const rate = options.ratePerSecond ?? 100;
     const lat = [await latency(receivers, false, secs, rate), await latency(receivers, true, secs, rate)];
@@ -201,9 +206,9 @@ export async function runWebhooksBench(options: { deliveries?: number; latencySe
 /** The results as Markdown tables. */
 export function formatWebhooksBench(r: WebhooksBenchResult): string {
   const rows = [
-    "| deliveries | concurrencyPerWebhook | seconds | deliveries/s |",
-    "|---:|---:|---:|---:|",
-    ...r.throughput.map((t) => `| ${t.deliveries} | ${t.concurrencyPerWebhook} | ${t.seconds.toFixed(2)} | ${t.perSecond.toFixed(0)} |`),
+    "| deliveries | ordered | concurrencyPerWebhook | seconds | deliveries/s |",
+    "|---:|---|---:|---:|---:|",
+    ...r.throughput.map((t) => `| ${t.deliveries} | ${t.ordered ? "yes" : "no"} | ${t.ordered ? "(1)" : t.concurrencyPerWebhook} | ${t.seconds.toFixed(2)} | ${t.perSecond.toFixed(0)} |`),
     "",
     `| healthy receiver (time-out ${r.timeoutSeconds} s) | events | p50 ms | p99 ms | max ms | time-outs at the hanging receiver |`,
     "|---|---:|---:|---:|---:|---:|",

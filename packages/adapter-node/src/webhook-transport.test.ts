@@ -226,7 +226,7 @@ describe("isolation over real HTTP", () => {
   it("a receiver hanging for the whole time-out does not delay a healthy one", async () => {
     const healthy = await httpReceiver((_req, _body, res) => void res.writeHead(200).end("{}"));
     const hanging = await httpReceiver(() => {});
-    const config = defineConfig({ webhooks: { allowHttp: true, allowPrivateNetworks: true, timeoutSeconds: 2, concurrencyPerWebhook: 2 } });
+    const config = defineConfig({ webhooks: { allowHttp: true, allowPrivateNetworks: true, timeoutSeconds: 2, concurrencyPerWebhook: 2, ordered: false } });
     const storage = createMemoryStorage();
     const clock = systemClock;
     const accountId = newId("acc", clock, cryptoRandom);

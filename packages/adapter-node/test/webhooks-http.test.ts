@@ -294,7 +294,8 @@ for (const [name, open] of Object.entries(stores)) {
       try {
         const id = await hook(c, failing.url, ["key.created"]);
         const otherId = await hook(c, other.url, ["webhook.disabled"]);
-        const w = worker();
+        // Unordered, so each new event is attempted while the previous one waits for its retry.
+        const w = worker({ config: one({ webhooks: { ordered: false } }) });
         const started = clock.now();
         await keyEvent(c);
         // Five attempts over about 2.5 h, then dead.
@@ -515,5 +516,92 @@ for (const [name, open] of Object.entries(stores)) {
         await rx.close();
       }
     });
+  });
+}
+
+// Ordering (webhooks.ordered, the default): two workers, each on its own connection to one database (one shared
+// store for memory), race for one webhook's deliveries; the real receiver sees them one at a time, in event order,
+// a failed one retried before any later event.
+const twoConnections: Record<string, () => Promise<[Storage, Storage]>> = {
+  memory: async () => {
+    const s = createMemoryStorage();
+    return [s, s];
+  },
+  sqlite: async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const file = join(mkdtempSync(join(tmpdir(), "benchdata-ordered-")), "db.sqlite");
+    const first = await openStorage(`sqlite:${file}`, { clock: "app" });
+    await first.migrate();
+    return [first, await openStorage(`sqlite:${file}`, { clock: "app" })];
+  },
+};
+if (pgOn) {
+  twoConnections.postgres = async () => {
+    const t = await tempDatabase("benchdata_ordered");
+    drops.push(t.drop);
+    const first = await openStorage(t.url, { clock: "app" });
+    await first.migrate();
+    return [first, await openStorage(t.url, { clock: "app" })];
+  };
+}
+
+for (const [name, open] of Object.entries(twoConnections)) {
+  it(`ordered delivery, two workers on two connections, one real receiver: one at a time, in event order, a failed attempt retried before later events: ${name}`, async () => {
+    const [s1, s2] = await open();
+    await s1.migrate();
+    const clock = manualClock(T0);
+    const config = defineConfig({ webhooks: { allowHttp: true, allowPrivateNetworks: true, timeoutSeconds: 5, concurrencyPerWebhook: 4, retryDelaysSeconds: [0, 0, 0] } } as DeepPartial<ServiceConfig>);
+    expect(config.webhooks.ordered).toBe(true);
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const failOnce = new Set([3, 11]);
+    const arrivals: number[] = [];
+    // Answers after a short random pause (so the workers overlap), 500 on the first attempt of events 3 and 11.
+    const server: Server = createServer((req, res) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const used = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { data: { calls_used: number } }).data.calls_used;
+        arrivals.push(used);
+        setTimeout(() => {
+          inFlight--;
+          const fail = failOnce.delete(used);
+          res.writeHead(fail ? 500 : 200).end("ok");
+        }, Math.random() * 4);
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const transport = nodeTransport();
+    const accountId = newId("acc", clock, cryptoRandom);
+    await s1.createAccount({ id: accountId, name: "ordered", tier: "growth", createdAt: T0, limits: {}, allowedCidrs: [], billing: {} });
+    const webhookId = newId("wh", clock, cryptoRandom);
+    await s1.createWebhook({ id: webhookId, accountId, url, events: ["quota.warning"], secret: "whsec_" + Buffer.alloc(24, 3).toString("base64"), createdAt: T0 }, 10);
+    const N = 30;
+    for (let i = 0; i < N; i++) {
+      const id = newId("evt", clock, cryptoRandom);
+      await s1.emitEvent(quotaWarningEvent(id, accountId, clock.now(), { used: i, allowance: 1000, threshold: 800, periodStart: T0, periodEnd: T0 + 1 }), clock.now());
+    }
+    const workers = [s1, s2].map((storage) => createDeliveryWorker({ storage, clock, transport, resolve: nodeResolve, config, concurrency: 8, pollIntervalMs: 3 }));
+    try {
+      for (const w of workers) w.start();
+      const deadline = Date.now() + 20_000;
+      while (arrivals.length < N + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      for (const w of workers) await w.stop();
+      const expected = Array.from({ length: N }, (_, i) => i).flatMap((i) => (i === 3 || i === 11 ? [i, i] : [i]));
+      expect(arrivals).toEqual(expected);
+      expect(maxInFlight).toBe(1);
+      const ds = await s1.listDeliveries(accountId, webhookId, 100);
+      expect(ds.every((d) => d.status === "succeeded")).toBe(true);
+    } finally {
+      transport.close();
+      await new Promise((done) => server.close(() => done(undefined)));
+      if (s2 !== s1) await s2.close();
+      await s1.close();
+    }
   });
 }

@@ -225,7 +225,9 @@ for (const [name, open] of Object.entries(stores)) {
       ]);
 
       expect((await admin(b, "POST", `/accounts/${acc.id}/resume`)).status).toBe(200);
-      await worker.tick();
+      // Ordered delivery (the default): one per tick, account.suspended before account.resumed.
+      expect(await worker.tick()).toBe(1);
+      expect(await worker.tick()).toBe(1);
       expect(mine()).toEqual(["key.created", "account.suspended", "account.resumed"]);
       const deliveries = await call(a, "GET", `/api/v1/console/webhooks/${hook.body.webhook_id}/deliveries`, acc.session);
       expect(deliveries.status).toBe(200);

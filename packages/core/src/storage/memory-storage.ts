@@ -645,9 +645,18 @@ export function createMemoryStorage(): Storage {
     async emitEvent(event, now) {
       insertEvent(event, now);
     },
-    async claimDeliveries({ now, leaseMs, limit, perWebhook }): Promise<ClaimedDelivery[]> {
+    async claimDeliveries({ now, leaseMs, limit, perWebhook, ordered = false }): Promise<ClaimedDelivery[]> {
       const inflight = new Map<string, number>();
       for (const d of leased) if (d.leaseUntil > now) inflight.set(d.webhookId, (inflight.get(d.webhookId) ?? 0) + 1);
+      // Ordered: each webhook's earliest unsettled delivery (every pending one is in `queue`) is the only one it may go.
+      let head: Map<string, number> | null = null;
+      if (ordered) {
+        head = new Map();
+        for (const d of queue) {
+          const h = head.get(d.webhookId);
+          if (h === undefined || d.seq < h) head.set(d.webhookId, d.seq);
+        }
+      }
       const out: ClaimedDelivery[] = [];
       // `queue` is in claim order; a claim changes no delivery's place in it, only its lease.
       for (const d of queue) {
@@ -655,6 +664,7 @@ export function createMemoryStorage(): Storage {
         if (d.leaseToken !== null && d.leaseUntil > now) continue;
         const n = inflight.get(d.webhookId) ?? 0;
         if (n >= perWebhook) continue;
+        if (head !== null && head.get(d.webhookId) !== d.seq) continue;
         const wh = webhooks.get(d.webhookId);
         const ev = events.get(d.eventId);
         if (!wh || !ev || wh.status !== "active" || accounts.get(d.accountId)?.status === "suspended") continue;

@@ -1227,6 +1227,43 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect(claimed).toEqual(written);
       });
 
+      it("ordered claims: a webhook's delivery waits while an earlier one is in flight or waiting for a retry (racing claims included), and goes once that one succeeded or died", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["quota.warning"]);
+        const v = webhook(a.id, ["quota.warning"]);
+        await s.createWebhook(w, 10);
+        await s.createWebhook(v, 10);
+        const t = T0 + 8_500_000;
+        const written: string[] = [];
+        for (let i = 0; i < 4; i++) {
+          const evId = id("evt");
+          written.push(evId);
+          await s.emitEvent({ id: evId, type: "quota.warning", accountId: a.id, createdAt: new Date(t).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t);
+        }
+        const claim = async (now: number, ordered = true) => (await s.claimDeliveries({ now, leaseMs: 60_000, limit: 100, perWebhook: 4, ordered })).filter((d) => d.webhookId === w.id || d.webhookId === v.id);
+        const complete = (d: ClaimedDelivery, at: number, next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number }) =>
+          s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: d.attempt, at, statusCode: next.status === "succeeded" ? 200 : 500, latencyMs: 1, error: next.status === "succeeded" ? null : "http_status", responseBody: "" }, next });
+        // Racing claims: one delivery per webhook in all, each webhook's first, however many claims race.
+        const raced = (await Promise.all(Array.from({ length: 4 }, () => claim(t)))).flat();
+        expect(raced.map((d) => [d.webhookId, d.eventId]).sort()).toEqual([[w.id, written[0]], [v.id, written[0]]].sort());
+        const first = raced.find((d) => d.webhookId === w.id)!;
+        // In flight: nothing more for w, whatever perWebhook allows.
+        expect((await claim(t)).filter((d) => d.webhookId === w.id)).toEqual([]);
+        // The first attempt fails and waits for a retry: the later ones still wait, though due.
+        expect(await complete(first, t, { status: "pending", at: t + 30_000 })).toBe(true);
+        expect((await claim(t + 1000)).filter((d) => d.webhookId === w.id)).toEqual([]);
+        // Its retry comes first; once it died, the next event goes, then (after a success) the next.
+        const retry = (await claim(t + 30_000)).filter((d) => d.webhookId === w.id);
+        expect(retry.map((d) => [d.eventId, d.attempt])).toEqual([[written[0], 2]]);
+        expect(await complete(retry[0]!, t + 30_000, { status: "dead" })).toBe(true);
+        const second = (await claim(t + 30_000)).filter((d) => d.webhookId === w.id);
+        expect(second.map((d) => d.eventId)).toEqual([written[1]]);
+        expect(await complete(second[0]!, t + 30_000, { status: "succeeded" })).toBe(true);
+        // Unordered claims take what perWebhook allows, in order, for the same webhook.
+        expect((await claim(t + 30_000, false)).filter((d) => d.webhookId === w.id).map((d) => d.eventId)).toEqual([written[2], written[3]]);
+      });
+
       it("recoverDeliveries re-queues the dead and the failed-and-waiting since a time, each once, never one in flight or already due", async () => {
         const a = account();
         await s.createAccount(a);

@@ -117,7 +117,8 @@ describe("deliveryNextState", () => {
 
 describe("delivery worker", () => {
   it("metrics: attempts by outcome and their latency; a storage outage is logged once with its cause, then its recovery", async () => {
-    const s = await setup({ webhooks: { retryDelaysSeconds: [0, 30] } });
+    // Unordered (webhooks.ordered false): both deliveries of the one webhook go in one tick.
+    const s = await setup({ webhooks: { retryDelaysSeconds: [0, 30], ordered: false } });
     await s.addWebhook("https://hooks.example.com/in");
     await s.emit(2);
     let status = 204;
@@ -345,7 +346,8 @@ describe("delivery worker", () => {
   });
 
   it("isolation: a hanging receiver holds at most concurrencyPerWebhook sends while a healthy one's deliveries all complete", async () => {
-    const s = await setup({ webhooks: { concurrencyPerWebhook: 2 } });
+    // concurrencyPerWebhook is the bound of unordered delivery (ordered sends one per webhook at a time).
+    const s = await setup({ webhooks: { concurrencyPerWebhook: 2, ordered: false } });
     const slow = await s.addWebhook("https://slow.example.com/in");
     const healthy = await s.addWebhook("https://healthy.example.com/in");
     await s.emit(10);

@@ -124,7 +124,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
 
   return workerLoop<ClaimedDelivery>({
     claim: async (limit) => {
-      const claimed = await storage.claimDeliveries({ now: clock.now(), leaseMs, limit, perWebhook: config.webhooks.concurrencyPerWebhook });
+      const claimed = await storage.claimDeliveries({ now: clock.now(), leaseMs, limit, perWebhook: config.webhooks.concurrencyPerWebhook, ordered: config.webhooks.ordered });
       if (faults.failing) faults.ok();
       return claimed;
     },

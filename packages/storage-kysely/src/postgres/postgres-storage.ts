@@ -745,7 +745,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     async emitEvent(event, now) {
       await insertEvent(db, event, now);
     },
-    async claimDeliveries({ now, leaseMs, limit, perWebhook }) {
+    async claimDeliveries({ now, leaseMs, limit, perWebhook, ordered = false }) {
       const rows = await tx(async (trx) => {
         // 1. Take the claim lock of each webhook with due work, skipping webhooks another worker is claiming
         //    for right now: `perWebhook` counts leases, and only the lock holder adds leases to a webhook.
@@ -760,7 +760,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         if (locked.length === 0) return [];
         // 2. A fresh snapshot (this statement starts after the locks): the due deliveries of those webhooks in
         //    order, at most perWebhook minus the leases already out, up to limit; each locked (SKIP LOCKED
-        //    passes over a row a completing worker holds) and leased.
+        //    passes over a row a completing worker holds) and leased. Ordered: only a webhook's earliest
+        //    pending delivery qualifies (a leased or waiting earlier one holds the rest back); only the lock
+        //    holder adds leases, so two workers never both take a webhook's head and its successor.
         return all(
           trx,
           sql`WITH inflight AS (
@@ -775,6 +777,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                   JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
                 WHERE d.webhook_id = ANY (${locked.map((l) => l.webhook_id)}::text[])
                   AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint AND (d.lease_token IS NULL OR d.lease_until <= ${now}::bigint)
+                  AND (NOT ${ordered}::boolean OR NOT EXISTS (
+                    SELECT 1 FROM deliveries p WHERE p.webhook_id = d.webhook_id AND p.status = 'pending' AND p.seq < d.seq
+                  ))
               ),
               chosen AS (
                 SELECT r.id FROM ranked r LEFT JOIN inflight i ON i.webhook_id = r.webhook_id

@@ -502,7 +502,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return accountId;
   });
 
-  const claimDeliveriesTx = immediate((now: number, leaseMs: number, limit: number, perWebhook: number): ClaimedDelivery[] => {
+  const claimDeliveriesTx = immediate((now: number, leaseMs: number, limit: number, perWebhook: number, ordered: boolean): ClaimedDelivery[] => {
     const inflight = new Map<string, number>();
     for (const r of q("SELECT webhook_id, count(*) AS n FROM deliveries WHERE status = 'pending' AND lease_token IS NOT NULL AND lease_until > ? GROUP BY webhook_id").all(now) as Row[]) {
       inflight.set(String(r.webhook_id), num(r.n));
@@ -512,9 +512,12 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
                    FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id AND w.status = 'active'
                      JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
                    WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND NOT (d.lease_token IS NOT NULL AND d.lease_until > @now)
+                     AND (@ordered = 0 OR NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.webhook_id = d.webhook_id AND p.status = 'pending' AND p.seq < d.seq))
                    ORDER BY d.next_attempt_at, d.seq`);
     const picked: Row[] = [];
-    for (const r of due.iterate({ now }) as IterableIterator<Row>) {
+    // Ordered: only a webhook's earliest pending delivery qualifies (the partial index on (webhook_id, seq)
+    // answers the NOT EXISTS); this transaction is IMMEDIATE, so no other process claims in between.
+    for (const r of due.iterate({ now, ordered: ordered ? 1 : 0 }) as IterableIterator<Row>) {
       if (picked.length >= limit) break;
       const wh = String(r.webhook_id);
       const n = inflight.get(wh) ?? 0;
@@ -894,8 +897,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     async emitEvent(event, now) {
       emitEventTx(event, now);
     },
-    async claimDeliveries({ now, leaseMs, limit, perWebhook }) {
-      return claimDeliveriesTx(now, leaseMs, limit, perWebhook);
+    async claimDeliveries({ now, leaseMs, limit, perWebhook, ordered = false }) {
+      return claimDeliveriesTx(now, leaseMs, limit, perWebhook, ordered);
     },
     async completeDelivery({ deliveryId, leaseToken, attempt, next, gone = false, health }) {
       return completeDeliveryTx(deliveryId, leaseToken, attempt, next, gone, health);
