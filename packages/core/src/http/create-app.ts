@@ -27,7 +27,7 @@ import { buildOpenApi } from "./openapi/openapi.ts";
 import { pooledRandom } from "./pooled-random.ts";
 import { asServiceError, errorResponse, JSON_TYPE, NOSNIFF } from "./reply.ts";
 import { bearerToken, splitUrl } from "./request-url.ts";
-import { assignRequestId, stampRequestId } from "./request-id.ts";
+import { assignRequestId, markStamped, REQUEST_ID_HEADER, requestIdOf, stampRequestId } from "./request-id.ts";
 import type { Route, RouteRun } from "./route.ts";
 import type { Miss } from "./base-router.ts";
 import { baseRouter } from "./base-router.ts";
@@ -165,7 +165,14 @@ export function createApp(options: AppOptions): App {
     {
       method: "GET",
       path: "/healthz",
-      run: () => Promise.resolve(new Response('{"ok":true}', { status: 200, headers: { "content-type": JSON_TYPE, "cache-control": "no-store", "x-content-type-options": NOSNIFF } })),
+      // The id built in (see markStamped): probes come often, and this answer stays the adapter's cheap kind.
+      run: (request) => {
+        const headers: Record<string, string> = { "content-type": JSON_TYPE, "cache-control": "no-store", "x-content-type-options": NOSNIFF };
+        const id = requestIdOf(request);
+        if (id === undefined) return Promise.resolve(new Response('{"ok":true}', { status: 200, headers }));
+        headers[REQUEST_ID_HEADER] = id;
+        return Promise.resolve(markStamped(new Response('{"ok":true}', { status: 200, headers })));
+      },
       doc: {
         operationId: "healthz",
         summary: "Liveness",

@@ -1,5 +1,6 @@
 // X-Request-Id on every answer of createApp (echoed when sane, else a generated ULID), exposed to browsers with
 // CORS, carried in the log lines of its request; and the access log (off by default, no secrets).
+import { decodeTime } from "ulid";
 import { describe, expect, it } from "vitest";
 import type { LogFields, Logger } from "../log/logger.ts";
 import { kit, LIVE_HOST } from "./test-kit.ts";
@@ -186,3 +187,21 @@ describe("X-Request-Id on the data path", () => {
     expect(answers[1]!.headers.get("access-control-expose-headers")).toMatch(/X-Request-Id/);
   });
 });
+
+describe("generated ids", () => {
+  it("are ULIDs of the app's clock (the ulid package decodes their time) whose 80 random bits differ each time", async () => {
+    const k = kit();
+    const seen = new Set<string>();
+    for (const step of [0, 1, 0, 0, 86_400_000, 1]) {
+      k.clock.advance(step);
+      for (let i = 0; i < 50; i++) {
+        const id = (await k.call(new Request(`${LIVE_HOST}/healthz`))).headers.get("x-request-id")!;
+        expect(id).toMatch(ULID);
+        expect(decodeTime(id)).toBe(k.clock.now());
+        seen.add(id.slice(10));
+      }
+    }
+    expect(seen.size).toBe(300);
+  });
+});
+
