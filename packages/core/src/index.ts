@@ -23,7 +23,7 @@ export { checkScopes, ENDPOINT_SCOPES, isScope, isTier, SCOPE_MIN_TIER, SCOPES, 
 export type { SlidingWindowDecision } from "./rate-limit/sliding-window.ts";
 export { slidingWindow } from "./rate-limit/sliding-window.ts";
 export type { DailyDecision } from "./rate-limit/daily-window.ts";
-export { dailyWindow, utcDay } from "./rate-limit/daily-window.ts";
+export { dailyWindow, dayCounterId, utcDay } from "./rate-limit/daily-window.ts";
 
 export type { BillingPeriod } from "./quota/billing-period.ts";
 export { billingPeriod } from "./quota/billing-period.ts";

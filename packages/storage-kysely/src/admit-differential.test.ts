@@ -54,7 +54,9 @@ async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknow
         perMinute: op.perMinute,
         perDay: op.perDay,
         windowMs: 60_000,
-        quota: op.live
+        // Key 2 is a test key: its own day counter, never quota.
+        environment: op.key === 2 ? "test" : "live",
+        quota: op.live && op.key !== 2
           ? {
               anchorDay: 1,
               baseQuota: op.baseQuota,

@@ -394,7 +394,7 @@ export interface paths {
         };
         /**
          * Usage summary
-         * @description `today`: the account's admitted requests this UTC day (all keys); `month`: calls counted this billing period (live keys); `monthly_limit`: the period's allowance (base quota plus paid blocks); `token_balance`: calls left in it.
+         * @description `today`: the account's admitted requests this UTC day (all keys); `environments`: each environment's own daily counter and limit (test keys count apart from live keys, so test traffic never refuses a live request; both limits are the account's `per_day`); `month`: calls counted this billing period (live keys); `monthly_limit`: the period's allowance (base quota plus paid blocks); `token_balance`: calls left in it.
          */
         get: operations["getUsageSummary"];
         put?: never;
@@ -3340,6 +3340,17 @@ export interface operations {
                     "application/json": {
                         today: number;
                         daily_limit: number;
+                        /** @description Each environment's own UTC-day counter (`today`) and its limit: a test key's requests never count toward the live keys' day. */
+                        environments: {
+                            live: {
+                                today: number;
+                                daily_limit: number;
+                            };
+                            test: {
+                                today: number;
+                                daily_limit: number;
+                            };
+                        };
                         month: number;
                         monthly_limit: number;
                         token_balance: number;

@@ -267,7 +267,7 @@ async function usageView(body: HTMLElement): Promise<void> {
         : share >= 0.8
           ? alert("warn", `You have used ${pct}% of this period's calls.`)
           : null,
-      h("p", { class: "muted" }, `Today: ${u.today.toLocaleString()} of ${u.daily_limit.toLocaleString()} requests (all keys) · ${u.active_keys} active keys`),
+      h("p", { class: "muted" }, `Today: live keys ${u.environments.live.today.toLocaleString()} of ${u.environments.live.daily_limit.toLocaleString()} requests, test keys ${u.environments.test.today.toLocaleString()} of ${u.environments.test.daily_limit.toLocaleString()} · ${u.active_keys} active keys`),
     ),
     h("section", { class: "card", "aria-labelledby": "daily-h" }, h("h2", { id: "daily-h" }, "Daily calls, last 30 days"), chart(daily.data)),
     h("h2", {}, "Invoices"),

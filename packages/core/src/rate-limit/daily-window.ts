@@ -7,6 +7,15 @@ export function utcDay(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }
 
+/**
+ * The id of an account's daily counter for an environment: the account's own id for live keys, `<account>/test`
+ * for test keys. Each environment counts its own day (issue 20, item 2), so test traffic (whose keys sit in
+ * browser code) can never use up the day of the account's live keys.
+ */
+export function dayCounterId(accountId: string, environment: "live" | "test" | undefined): string {
+  return environment === "test" ? `${accountId}/test` : accountId;
+}
+
 /** The result of asking the daily counter to admit one request. */
 export interface DailyDecision {
   readonly allowed: boolean;

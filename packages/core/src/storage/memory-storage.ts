@@ -28,7 +28,7 @@ import {
 import type { WebhookDisabledReason } from "../events/events.ts";
 import type { WebhookHealth } from "../webhooks/webhook-health.ts";
 import { failingSinceAfterPause, webhookHealthAfter } from "../webhooks/webhook-health.ts";
-import { dailyWindow, utcDay } from "../rate-limit/daily-window.ts";
+import { dailyWindow, dayCounterId, utcDay } from "../rate-limit/daily-window.ts";
 import { pendingInvoice } from "../billing/pending-invoice.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
 import type { QuotaPlan, QuotaState } from "../quota/quota.ts";
@@ -429,12 +429,15 @@ export function createMemoryStorage(): Storage {
       return link.accountId;
     },
     async dailyUsage(accountId, fromDay, now) {
-      const out: { day: number; count: number }[] = [];
-      for (const [day, count] of pastDays.get(accountId) ?? []) if (day >= fromDay) out.push({ day, count });
-      const d = days.get(accountId);
+      // Both environments' counters, summed per day (all keys).
+      const sums = new Map<number, number>();
       const today = utcDay(now);
-      if (d && d.day === today && d.count > 0 && today >= fromDay) out.push({ day: today, count: d.count });
-      return out.sort((a, b) => a.day - b.day);
+      for (const id of [accountId, dayCounterId(accountId, "test")]) {
+        for (const [day, count] of pastDays.get(id) ?? []) if (day >= fromDay) sums.set(day, (sums.get(day) ?? 0) + count);
+        const d = days.get(id);
+        if (d && d.day === today && d.count > 0 && today >= fromDay) sums.set(today, (sums.get(today) ?? 0) + d.count);
+      }
+      return [...sums].map(([day, count]) => ({ day, count })).sort((a, b) => a.day - b.day);
     },
 
     async createKey({ key, hash, maxKeys, eventId }) {
@@ -488,7 +491,8 @@ export function createMemoryStorage(): Storage {
       if (input.expect !== undefined && !expectationHolds(input, input.expect)) return { kind: "stale", now };
       const log = windows.get(input.keyId);
       const minuteD = windowDecision(log, now, input.perMinute, input.windowMs);
-      const dayState = days.get(input.accountId);
+      const dayId = dayCounterId(input.accountId, input.environment);
+      const dayState = days.get(dayId);
       const dayD = dailyWindow(dayState?.day ?? utcDay(now), dayState?.count ?? 0, now, input.perDay);
       const minute: WindowInfo = { limit: input.perMinute, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
       const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
@@ -505,13 +509,13 @@ export function createMemoryStorage(): Storage {
       else windows.set(input.keyId, { stamps: [now], head: 0 });
       if (dayState) {
         if (dayState.day !== dayD.day && dayState.count > 0) {
-          let past = pastDays.get(input.accountId);
-          if (!past) pastDays.set(input.accountId, (past = new Map()));
+          let past = pastDays.get(dayId);
+          if (!past) pastDays.set(dayId, (past = new Map()));
           past.set(dayState.day, dayState.count);
         }
         dayState.day = dayD.day;
         dayState.count = dayD.count;
-      } else days.set(input.accountId, { day: dayD.day, count: dayD.count });
+      } else days.set(dayId, { day: dayD.day, count: dayD.count });
       if (input.quota === null) return { kind: "allowed", now, minute, day, quota: null };
 
       const qi = input.quota;
@@ -549,13 +553,13 @@ export function createMemoryStorage(): Storage {
       };
     },
 
-    async peekLimits({ now, keyId, accountId, perMinute, perDay, windowMs }) {
+    async peekLimits({ now, keyId, accountId, perMinute, perDay, windowMs, environment }) {
       const log = windows.get(keyId);
       const stamps = log?.stamps ?? [];
       const first = firstLive(stamps, log?.head ?? 0, now - windowMs);
       const live = stamps.length - first;
       const oldest = live >= perMinute && perMinute > 0 ? stamps[stamps.length - perMinute]! : stamps[first];
-      const d = days.get(accountId);
+      const d = days.get(dayCounterId(accountId, environment));
       const today = utcDay(now);
       const count = d && d.day === today ? d.count : 0;
       return {
@@ -566,8 +570,12 @@ export function createMemoryStorage(): Storage {
     },
 
     async usage(accountId, now, anchorDay, baseQuota, blockSize): Promise<UsageSnapshot> {
-      const d = days.get(accountId);
-      const today = d && d.day === utcDay(now) ? d.count : 0;
+      const countOf = (id: string): number => {
+        const d = days.get(id);
+        return d && d.day === utcDay(now) ? d.count : 0;
+      };
+      const todayTest = countOf(dayCounterId(accountId, "test"));
+      const today = countOf(accountId) + todayTest;
       const period = billingPeriod(now, anchorDay);
       const q = quotas.get(quotaKey(accountId, period.start));
       const state = q?.state ?? EMPTY_QUOTA;
@@ -575,6 +583,7 @@ export function createMemoryStorage(): Storage {
       for (const k of keys.values()) if (k.accountId === accountId && k.isActive) activeKeys++;
       return {
         today,
+        todayTest,
         month: state.used,
         allowance: baseQuota + state.blocks * blockSize,
         exhausted: state.exhausted,

@@ -228,6 +228,8 @@ export interface AdmitInput {
   readonly perDay: number;
   /** Sliding window length (60 000 in production). */
   readonly windowMs: number;
+  /** The key's environment (absent: live): each environment has its own daily counter (`dayCounterId`). */
+  readonly environment?: "live" | "test";
   /** Null for test keys: rate limited, never counted toward quota. */
   readonly quota: AdmitQuota | null;
   /**
@@ -286,6 +288,8 @@ export type AdmitResult =
 export interface UsageSnapshot {
   /** Requests admitted today (UTC), all keys. */
   readonly today: number;
+  /** Requests admitted today (UTC) with test keys (their own daily counter); `today - todayTest` is the live keys'. */
+  readonly todayTest: number;
   /** Calls counted this billing period (live keys). */
   readonly month: number;
   /** The period's allowance (base + paid blocks). */
@@ -443,7 +447,7 @@ export interface Storage {
    * The key's minute window and the account's day counter as they stand, without admitting anything: for
    * the `X-RateLimit-*` headers of requests refused before admission (inactive key, scope…). Read-only.
    */
-  peekLimits(input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number }): Promise<{ now: number; minute: WindowInfo; day: WindowInfo }>;
+  peekLimits(input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number; environment?: "live" | "test" }): Promise<{ now: number; minute: WindowInfo; day: WindowInfo }>;
   /** The usage summary: today's admitted requests, the period's counted calls and allowance, active keys. */
   usage(accountId: string, now: number, anchorDay: number, baseQuota: number, blockSize: number): Promise<UsageSnapshot>;
 

@@ -438,7 +438,7 @@ BEGIN
   SELECT array_agg(d.account_id ORDER BY d.account_id), array_agg(d.day ORDER BY d.account_id),
          array_agg(d.count ORDER BY d.account_id), array_agg(acc.version ORDER BY d.account_id)
     INTO v_accs, v_ddays0, v_dcounts0, v_versions
-    FROM day_counters d LEFT JOIN accounts acc ON acc.id = d.account_id
+    FROM day_counters d LEFT JOIN accounts acc ON acc.id = split_part(d.account_id, '/', 1)
    WHERE d.account_id = ANY (p_accounts);
   v_ddays := v_ddays0;
   v_dcounts := v_dcounts0;
@@ -452,7 +452,7 @@ BEGIN
     SELECT x.i, x.key_id, x.account_id, x.now, floor(x.now / 86400000.0)::integer AS day, x.per_minute, x.per_day, x.window_ms,
            x.quota, x.again, x.a, x.epoch, r.key_id IS NOT NULL AS has_window, r.stamps, r.head, r.next, t.stamps AS tail,
            x.a IS NOT NULL AND (x.expect_hash IS NULL
-             OR (coalesce(x.trusted OR (k.id = x.key_id AND k.account_id = x.account_id), false)
+             OR (coalesce(x.trusted OR (k.id = x.key_id AND k.account_id = split_part(x.account_id, '/', 1)), false)
                  AND v_versions[x.a] IS NOT DISTINCT FROM x.expect_version)) AS ok
       FROM (SELECT u.ord::integer AS i, u.key_id, u.account_id, coalesce(u.now, v_clock) AS now, u.per_minute, u.per_day,
                    u.window_ms, u.expect_hash, u.expect_version, coalesce(u.quota, false) AS quota,
@@ -1137,6 +1137,12 @@ const CELL_BUSINESSES = `
 ALTER TABLE cells ADD COLUMN businesses bytea;
 `;
 
+// Each environment counts its own day (issue 20): a test key's admissions use the day row `<account>/test`
+// (the admission's account id, as the caller passes it), whose account is the part before the slash.
+const TEST_DAY_COUNTERS = `
+INSERT INTO day_counters (account_id, day, count) SELECT id || '/test', 0, 0 FROM accounts ON CONFLICT (account_id) DO NOTHING;
+`;
+
 const CONSOLE_IP_EXEMPT = `
 ALTER TABLE accounts ADD COLUMN console_ip_exempt boolean NOT NULL DEFAULT false;
 `;
@@ -1156,5 +1162,6 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 16, name: "webhooks receivers steer and operators recover: status, failure history, dead reasons, secret rotation", sql: WEBHOOK_STEERING + FUNCTIONS },
   { version: 17, name: "suspended accounts: status, when and why", sql: ACCOUNT_STATUS },
   { version: 18, name: "the IP allow-list guards console sessions; the operator's override", sql: CONSOLE_IP_EXEMPT },
+  { version: 20, name: "each environment counts its own day: test keys' day rows", sql: TEST_DAY_COUNTERS + FUNCTIONS },
   { version: 21, name: "cells keep their businesses, so sample_size of several metrics counts distinct businesses", sql: CELL_BUSINESSES },
 ];

@@ -35,6 +35,7 @@ import type {
 import {
   accountResumedEvent,
   accountSuspendedEvent,
+  dayCounterId,
   invoiceFailedEvent,
   invoicePaidEvent,
   keyCreatedEvent,
@@ -354,9 +355,12 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     let quotas = false;
     for (let i = 0; i < n; i++) {
       const input = inputs[i]!;
-      accounts.add(input.accountId);
+      // The admission's day row (and lock): the account's own for live keys, `<account>/test` for test keys (a
+      // test admission touches no quota row, so a key's window is still always written under one row's lock).
+      const dayId = dayCounterId(input.accountId, input.environment);
+      accounts.add(dayId);
       keyIds[i] = input.keyId;
-      accountIds[i] = input.accountId;
+      accountIds[i] = dayId;
       perMinute[i] = input.perMinute;
       perDay[i] = input.perDay;
       windowMs[i] = input.windowMs;
@@ -498,7 +502,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                     INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, console_ip_exempt, billing)
                     VALUES (${a.id}, ${a.name}, ${a.tier}, ${a.createdAt}::bigint, ${JSON.stringify(a.limits)}::jsonb, ${[...a.allowedCidrs]}::text[], ${a.consoleIpExempt === true}::boolean, ${JSON.stringify(a.billing)}::jsonb)
                     RETURNING id)
-                  INSERT INTO day_counters (account_id, day, count) SELECT id, 0, 0 FROM a ON CONFLICT (account_id) DO NOTHING`.execute(db);
+                  INSERT INTO day_counters (account_id, day, count) SELECT d.id, 0, 0 FROM a, LATERAL (VALUES (a.id), (a.id || '/test')) AS d(id)
+                  ON CONFLICT (account_id) DO NOTHING`.execute(db);
       } catch (e) {
         if ((e as { code?: unknown }).code === "23505") throw new Error(`account ${a.id} exists`);
         throw e;
@@ -592,10 +597,12 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     },
     async dailyUsage(accountId, fromDay, now) {
       const today = Math.floor(now / 86_400_000);
+      const testDay = dayCounterId(accountId, "test");
       const r = await sql<{ day: number; count: number }>`
-        SELECT day, count FROM usage_days WHERE account_id = ${accountId} AND day >= ${fromDay}::integer
-        UNION ALL SELECT day, count FROM day_counters WHERE account_id = ${accountId} AND day = ${today}::integer AND day >= ${fromDay}::integer AND count > 0
-        ORDER BY day`.execute(db);
+        SELECT day, sum(count)::bigint AS count FROM (
+          SELECT day, count FROM usage_days WHERE account_id IN (${accountId}, ${testDay}) AND day >= ${fromDay}::integer
+          UNION ALL SELECT day, count FROM day_counters WHERE account_id IN (${accountId}, ${testDay}) AND day = ${today}::integer AND day >= ${fromDay}::integer AND count > 0
+        ) AS u GROUP BY day ORDER BY day`.execute(db);
       return r.rows.map((x) => ({ day: Number(x.day), count: Number(x.count) }));
     },
 
@@ -659,14 +666,14 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     async admit(input) {
       return admitBatch(input);
     },
-    async peekLimits({ now, keyId, accountId, perMinute, perDay, windowMs }) {
+    async peekLimits({ now, keyId, accountId, perMinute, perDay, windowMs, environment }) {
       // One read-only statement, on the same clock as admit: the window as it stands (benchdata_window_peek, the
       // admission's walk over the key's chunks) and the account's day.
       const r = (await one(
         db,
         sql`WITH t AS (SELECT coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()) AS now)
             SELECT t.now, w.live AS n, w.oldest,
-              coalesce((SELECT c.count FROM day_counters c WHERE c.account_id = ${accountId} AND c.day = floor(t.now / 86400000.0)::integer), 0) AS today
+              coalesce((SELECT c.count FROM day_counters c WHERE c.account_id = ${dayCounterId(accountId, environment)} AND c.day = floor(t.now / 86400000.0)::integer), 0) AS today
             FROM t, benchdata_window_peek(${keyId}, t.now, ${perMinute}::integer, ${windowMs}::bigint) AS w`,
       ))!;
       const at = num(r.now);
@@ -684,11 +691,13 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                  p AS (SELECT b.start_ms, b.end_ms FROM t, benchdata_billing_period(t.now, ${anchorDay}::integer) AS b)
             SELECT p.start_ms, p.end_ms, q.used, q.blocks, q.exhausted,
               coalesce((SELECT c.count FROM day_counters c, t WHERE c.account_id = ${accountId} AND c.day = floor(t.now / 86400000.0)::integer), 0) AS today,
+              coalesce((SELECT c.count FROM day_counters c, t WHERE c.account_id = ${dayCounterId(accountId, "test")} AND c.day = floor(t.now / 86400000.0)::integer), 0) AS today_test,
               (SELECT count(*) FROM api_keys k WHERE k.account_id = ${accountId} AND k.is_active) AS active_keys
             FROM p LEFT JOIN quota_periods q ON q.account_id = ${accountId} AND q.period_start = p.start_ms`,
       ))!;
       return {
-        today: num(r.today),
+        today: num(r.today) + num(r.today_test),
+        todayTest: num(r.today_test),
         month: num(r.used ?? 0),
         allowance: baseQuota + num(r.blocks ?? 0) * blockSize,
         exhausted: Boolean(r.exhausted),

@@ -45,6 +45,7 @@ import {
   billingPeriod,
   cryptoRandom,
   dailyWindow,
+  dayCounterId,
   EMPTY_QUOTA,
   invoiceFailedEvent,
   invoicePaidEvent,
@@ -279,7 +280,9 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     const minuteD = window.decide(chunkRows, now, input.perMinute, input.windowMs);
     // The batch's own counter first: it holds this batch's increments, which reach the table (and could be
     // missing from a memo that dropped the account mid-batch) only at the batch's end.
-    const counter = dirtyDays.get(input.accountId) ?? dayOf(input.accountId, now);
+    // Each environment has its own day counter (`<account>/test` for test keys).
+    const dayId = dayCounterId(input.accountId, input.environment);
+    const counter = dirtyDays.get(dayId) ?? dayOf(dayId, now);
     const dayD = dailyWindow(counter.day, counter.count, now, input.perDay);
     const minute: WindowInfo = { limit: input.perMinute, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
     const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
@@ -299,7 +302,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     dirtyWindows.set(input.keyId, window);
     counter.day = dayD.day;
     counter.count = dayD.count;
-    dirtyDays.set(input.accountId, counter);
+    dirtyDays.set(dayId, counter);
     if (input.quota === null) return { kind: "allowed", now, minute, day, quota: null };
 
     const qi = input.quota;
@@ -382,10 +385,10 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   );
 
   /** The key's window and the account's day as they stand (core's memory store reads them the same way); writes nothing. */
-  const peekLimitsTx = db.transaction((input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number }): { now: number; minute: WindowInfo; day: WindowInfo } => {
+  const peekLimitsTx = db.transaction((input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number; environment?: "live" | "test" }): { now: number; minute: WindowInfo; day: WindowInfo } => {
     const now = timeOf(input.now);
     const { live, oldest } = ChunkedWindow.load(chunkRows, input.keyId, chunkSize).peek(chunkRows, now, input.perMinute, input.windowMs);
-    const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(input.accountId) as { day: number; count: number } | undefined;
+    const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(dayCounterId(input.accountId, input.environment)) as { day: number; count: number } | undefined;
     const today = utcDay(now);
     const count = d && d.day === today ? d.count : 0;
     return {
@@ -681,12 +684,17 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
 
   const usageTx = db.transaction((accountId: string, nowIn: number, anchorDay: number, baseQuota: number, blockSize: number): UsageSnapshot => {
     const now = timeOf(nowIn);
-    const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(accountId) as { day: number; count: number } | undefined;
+    const dayCount = (id: string): number => {
+      const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(id) as { day: number; count: number } | undefined;
+      return d && d.day === utcDay(now) ? d.count : 0;
+    };
+    const todayTest = dayCount(dayCounterId(accountId, "test"));
     const period = billingPeriod(now, anchorDay);
     const state = quotaFromRow(quotaRow(accountId, period.start));
     const { n } = q("SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND is_active = 1").get(accountId) as { n: number };
     return {
-      today: d && d.day === utcDay(now) ? d.count : 0,
+      today: dayCount(accountId) + todayTest,
+      todayTest,
       month: state.used,
       allowance: baseQuota + state.blocks * blockSize,
       exhausted: state.exhausted,
@@ -814,10 +822,14 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return redeemLinkTx(input);
     },
     async dailyUsage(accountId, fromDay, now) {
+      // Both environments' counters (`<account>/test` is the test keys'), summed per day.
+      const testDay = dayCounterId(accountId, "test");
       const rows = q(
-        `SELECT day, count FROM usage_days WHERE account_id = ? AND day >= ?
-         UNION ALL SELECT day, count FROM day_counters WHERE account_id = ? AND day = ? AND day >= ? AND count > 0 ORDER BY day`,
-      ).all(accountId, fromDay, accountId, utcDay(now), fromDay) as { day: number; count: number }[];
+        `SELECT day, sum(count) AS count FROM (
+           SELECT day, count FROM usage_days WHERE account_id IN (?, ?) AND day >= ?
+           UNION ALL SELECT day, count FROM day_counters WHERE account_id IN (?, ?) AND day = ? AND day >= ? AND count > 0
+         ) GROUP BY day ORDER BY day`,
+      ).all(accountId, testDay, fromDay, accountId, testDay, utcDay(now), fromDay) as { day: number; count: number }[];
       return rows.map((r) => ({ day: Number(r.day), count: Number(r.count) }));
     },
 

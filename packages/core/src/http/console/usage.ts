@@ -15,13 +15,20 @@ export const usageSummary = defineConsoleRoute({
   operationId: "getUsageSummary",
   summary: "Usage summary",
   description:
-    "`today`: the account's admitted requests this UTC day (all keys); `month`: calls counted this billing period (live keys); `monthly_limit`: the period's allowance (base quota plus paid blocks); `token_balance`: calls left in it.",
+    "`today`: the account's admitted requests this UTC day (all keys); `environments`: each environment's own daily counter and limit (test keys count apart from live keys, so test traffic never refuses a live request; both limits are the account's `per_day`); `month`: calls counted this billing period (live keys); `monthly_limit`: the period's allowance (base quota plus paid blocks); `token_balance`: calls left in it.",
   success: {
     status: 200,
     description: "The usage summary.",
     schema: v.object({
       today: Count,
       daily_limit: Count,
+      environments: v.pipe(
+        v.object({
+          live: v.object({ today: Count, daily_limit: Count }),
+          test: v.object({ today: Count, daily_limit: Count }),
+        }),
+        v.description("Each environment's own UTC-day counter (`today`) and its limit: a test key's requests never count toward the live keys' day."),
+      ),
       month: Count,
       monthly_limit: Count,
       token_balance: Count,
@@ -40,6 +47,10 @@ export const usageSummary = defineConsoleRoute({
     return ok({
       today: u.today,
       daily_limit: limits.perDay,
+      environments: {
+        live: { today: u.today - u.todayTest, daily_limit: limits.perDay },
+        test: { today: u.todayTest, daily_limit: limits.perDay },
+      },
       month: u.month,
       monthly_limit: u.allowance,
       token_balance: Math.max(0, u.allowance - u.month),

@@ -200,7 +200,7 @@ function endpointPipeline(
   const peekWindow = async (key: ApiKeyRecord, account: AccountRecord): Promise<WindowInfo | null> => {
     const limits = limitsOf(account);
     try {
-      const peek = await storage.peekLimits({ now: clock.now(), keyId: key.id, accountId: account.id, perMinute: limits.perMinute, perDay: limits.perDay, windowMs: 60_000 });
+      const peek = await storage.peekLimits({ now: clock.now(), keyId: key.id, accountId: account.id, perMinute: limits.perMinute, perDay: limits.perDay, windowMs: 60_000, environment: key.environment });
       return reported(peek.minute, peek.day);
     } catch (error) {
       logger.warn("rate-limit headers unavailable for a refused request", { operation: "peekLimits", error: describeError(error) });
@@ -258,6 +258,7 @@ function endpointPipeline(
           perMinute: limits.perMinute,
           perDay: limits.perDay,
           windowMs: 60_000,
+          environment: key.environment,
           quota: key.environment === "live" ? liveQuota(limits) : null,
           expect: { keyHash: hash, version: lookup.version },
         };
