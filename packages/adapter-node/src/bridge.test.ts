@@ -496,3 +496,49 @@ describe("bridge: the lazy Request with runtime APIs", () => {
     expect(await response.text()).toBe("target saw through");
   });
 });
+
+describe("answers settled in one turn go out together", () => {
+  it("an answer a handler resolves is written in the turn's check phase, after what the turn already scheduled", async () => {
+    const { ServerResponse } = await import("node:http");
+    const marks: string[] = [];
+    const end = ServerResponse.prototype.end;
+    ServerResponse.prototype.end = function (this: InstanceType<typeof ServerResponse>, ...args: unknown[]) {
+      marks.push("written");
+      return (end as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof end;
+    try {
+      handler = async () => {
+        await Promise.resolve();
+        setImmediate(() => marks.push("immediate scheduled before the answer"));
+        marks.push("resolved");
+        return new Response("in a burst");
+      };
+      const response = await fetch(`${handle.url}/burst`);
+      expect(await response.text()).toBe("in a burst");
+    } finally {
+      ServerResponse.prototype.end = end;
+    }
+    // Written the moment the promise settled, "written" would come before the immediate.
+    expect(marks).toEqual(["resolved", "immediate scheduled before the answer", "written"]);
+  });
+
+  it("a Response returned synchronously is still written at once", async () => {
+    const { ServerResponse } = await import("node:http");
+    const marks: string[] = [];
+    const end = ServerResponse.prototype.end;
+    ServerResponse.prototype.end = function (this: InstanceType<typeof ServerResponse>, ...args: unknown[]) {
+      marks.push("written");
+      return (end as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof end;
+    try {
+      handler = () => {
+        setImmediate(() => marks.push("immediate"));
+        return new Response("at once");
+      };
+      expect(await (await fetch(`${handle.url}/sync`)).text()).toBe("at once");
+    } finally {
+      ServerResponse.prototype.end = end;
+    }
+    expect(marks).toEqual(["written", "immediate"]);
+  });
+});

@@ -91,6 +91,24 @@ function respond(server: Server, incoming: IncomingMessage, outgoing: ServerResp
     );
 }
 
+// Answers that a handler resolves during one turn of the event loop go out together, in the turn's check phase
+// (setImmediate), instead of one by one as each promise settles. Every write to a peer on this machine (a
+// proxy, a sidecar, a load generator) wakes it; written in a burst, the first write wakes it and the rest find
+// it awake. Measured on the memory store, where each answer used to be written the moment it was decided:
+// 29.7-34.3 -> 22.8-26.3 µs of server CPU per request, 31-35k -> 40-46k req/s (docs/benchmarks.md). The
+// answers wait for nothing but the rest of the turn: no timer, no added latency beyond it.
+const burst: { server: Server; incoming: IncomingMessage; outgoing: ServerResponse; request: Request; response: unknown }[] = [];
+
+function answerInBurst(server: Server, incoming: IncomingMessage, outgoing: ServerResponse, request: Request, response: unknown): void {
+  burst.push({ server, incoming, outgoing, request, response });
+  if (burst.length === 1) setImmediate(flushBurst);
+}
+
+function flushBurst(): void {
+  const answers = burst.splice(0);
+  for (const a of answers) respond(a.server, a.incoming, a.outgoing, a.request, a.response);
+}
+
 /** A node:http request listener that runs a fetch handler through the lean Request/Response bridge. */
 export function bridge(
   fetch: FetchHandler,
@@ -131,7 +149,7 @@ export function bridge(
       respond(server, incoming, outgoing, request, result);
     } else {
       Promise.resolve(result).then(
-        (response) => respond(server, incoming, outgoing, request, response),
+        (response) => answerInBurst(server, incoming, outgoing, request, response),
         (error: unknown) => fail(server, outgoing, request, error),
       );
     }
