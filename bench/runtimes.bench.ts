@@ -71,7 +71,7 @@ async function run(generator: LoadProcess, url: string, requests: LoadRequest[])
 async function main(): Promise<void> {
   const tmp = mkdtempSync(join(tmpdir(), "benchdata-runtimes-bench-"));
   const config = join(tmp, "config.json");
-  writeFileSync(config, JSON.stringify({ tiers: { enterprise: { perMinute: 100_000, perDay: 2_147_483_647 } } }));
+  writeFileSync(config, JSON.stringify({ tiers: { enterprise: { perMinute: 1_000_000, perDay: 2_147_483_647 } } }));
   const entries: Entry[] = [];
   const generator = await startLoadProcess();
   try {
