@@ -202,6 +202,10 @@ describe("generated ids", () => {
       }
     }
     expect(seen.size).toBe(300);
+    k.clock.advance(0.25); // a clock with fractions of a millisecond
+    const id = (await k.call(new Request(`${LIVE_HOST}/healthz`))).headers.get("x-request-id")!;
+    expect(id).toMatch(ULID);
+    expect(decodeTime(id)).toBe(Math.floor(k.clock.now()));
   });
 });
 

@@ -29,7 +29,7 @@ let codedMs = -1;
 function newRequestId(now: number, random: RandomSource): string {
   if (now !== codedMs) {
     codedMs = now;
-    let t = now;
+    let t = Math.floor(now); // a clock with fractions of a millisecond must not make characters outside the alphabet
     for (let i = 9; i >= 0; i--) {
       codes[i] = CROCKFORD[t % 32]!;
       t = Math.floor(t / 32);
