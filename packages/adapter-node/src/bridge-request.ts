@@ -244,9 +244,31 @@ for (const key of Object.getOwnPropertySymbols(new NativeRequest("http://localho
 }
 Object.setPrototypeOf(LazyRequest.prototype, NativeRequest.prototype);
 
+/**
+ * Whether this runtime's own APIs accept a lazy Request (`new Request(lazy, init)`, `fetch(lazy)`): Node 18-23's
+ * undici reads its Requests through the symbols answered above; Node 24's reads private fields, which an
+ * object it did not construct cannot have. Probed once with a lazy Request whose real one already exists.
+ */
+const lazyAccepted = ((): boolean => {
+  try {
+    const probe = Object.create(LazyRequest.prototype) as Slots;
+    probe[kReal] = new NativeRequest("http://localhost/probe", { headers: { "x-probe": "1" } });
+    const copy = new NativeRequest(probe as unknown as Request, { headers: { "x-copy": "1" } });
+    return copy.url === "http://localhost/probe" && copy.headers.get("x-copy") === "1";
+  } catch {
+    return false;
+  }
+})();
+
 /** A Request for a node:http request that builds the real Request (body, signal) only when used. */
 export function bridgeRequest(incoming: IncomingMessage, outgoing: ServerResponse): Request {
-  return new LazyRequest(incoming, outgoing, requestUrl(incoming)) as unknown as Request;
+  const lazy = new LazyRequest(incoming, outgoing, requestUrl(incoming));
+  if (lazyAccepted) return lazy as unknown as Request;
+  // A runtime whose Request reads private fields (Node 24's undici) cannot take a lazy one: build the real
+  // Request at once (slower, always right), keeping the body's release where releaseRequestBody looks.
+  const real = materialize(lazy as unknown as Slots);
+  (real as unknown as Partial<Slots>)[kBody] = (lazy as unknown as Slots)[kBody];
+  return real;
 }
 
 /** Stop feeding an unread request body once the response is out, draining the rest from the socket. */

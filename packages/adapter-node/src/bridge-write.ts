@@ -6,6 +6,8 @@ import { NativeResponse, nativeResponse, simpleResponseParts } from "./bridge-re
 // only trusted if a probe response shows exactly the shape expected; otherwise every real response
 // goes through the public stream, which is slower but always right.
 const stateKey = findStateKey();
+/** Whether real Responses' string and byte bodies are read directly (Node 18-23) or through the stream (Node 24: chunked). */
+export const runtimeBodiesReadable: boolean = stateKey !== undefined;
 
 function findStateKey(): symbol | undefined {
   try {

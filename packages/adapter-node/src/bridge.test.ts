@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { connect } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { NativeResponse } from "./bridge-response.ts";
+import { runtimeBodiesReadable } from "./bridge-write.ts";
 import { serve, type ServeHandle } from "./serve.ts";
 
 type Handler = (request: Request, context: { clientAddress: string }) => Response | Promise<Response>;
@@ -332,7 +333,10 @@ describe("bridge: responses", () => {
       const response = await raw(path);
       expect(response.headers["set-cookie"]).toEqual(["a=1; Path=/", "b=2; HttpOnly"]);
       expect(response.headers.vary).toBe("accept, origin");
-      expect(response.headers["content-length"]).toBe("7");
+      // Both are runtime Responses (a Headers object is not the light Response's simple case); where the bridge
+      // cannot read their body directly (Node 24 hides it) it goes out through the body's stream.
+      if (!runtimeBodiesReadable) expect(response.headers["transfer-encoding"]).toBe("chunked");
+      else expect(response.headers["content-length"]).toBe("7");
       expect(response.body).toBe("cookies");
     }
     const viaFetch = await fetch(`${handle.url}/lite`);
