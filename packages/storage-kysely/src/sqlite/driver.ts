@@ -58,7 +58,16 @@ export function runtimeSqliteDriver(): SqliteDriverName {
   const g = globalThis as { Bun?: unknown; Deno?: unknown };
   if (g.Deno !== undefined) return "node:sqlite";
   if (g.Bun !== undefined) return "bun:sqlite";
-  return "better-sqlite3";
+  // better-sqlite3 12 (the last that runs on Node 20) aborts the process on Node 24 and later when the garbage
+  // collector frees a statement at the wrong moment ("Assertion failed: (env) != nullptr" in
+  // RemoveEnvironmentCleanupHook, from Statement::~Statement; fixed in better-sqlite3 13, which needs Node-API
+  // 10 and crashes on Node 20). Node 24 ships node:sqlite, which has no such addon: use it there.
+  return nodeMajor() >= 24 ? "node:sqlite" : "better-sqlite3";
+}
+
+function nodeMajor(): number {
+  const version = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
+  return version === undefined ? 0 : Number(version.split(".")[0]);
 }
 
 /** Opens a SQLite database file (`""` = a private temporary file, `:memory:` = in memory) with the runtime's driver. */
