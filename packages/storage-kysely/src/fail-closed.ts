@@ -47,7 +47,10 @@ export function isSqliteUnavailable(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
   if (typeof code === "string" && SQLITE_UNAVAILABLE.test(code)) return true;
   const message = (e as { message?: unknown }).message;
-  return e instanceof TypeError && typeof message === "string" && /database connection is not open/.test(message);
+  if (typeof message !== "string") return false;
+  // A closed database: better-sqlite3 throws a TypeError; node:sqlite (Node 24, Deno) ERR_INVALID_STATE.
+  if (code === "ERR_INVALID_STATE" && /statement has been finalized|database is not open/.test(message)) return true;
+  return e instanceof TypeError && /database connection is not open/.test(message);
 }
 
 /** Maps an unavailability error to StorageUnavailableError, leaving others as they are. */

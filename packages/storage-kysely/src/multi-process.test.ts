@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openStorage } from "./open-storage.ts";
 import type { HammerPlan, HammerReport } from "./test-support/admit-hammer.ts";
 import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+import { runtimeSqliteDriver } from "./sqlite/driver.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const HAMMER = join(here, "test-support", "admit-hammer.ts");
@@ -27,7 +28,8 @@ const ALL_RUNTIMES: readonly Runtime[] = ["node", "bun", "deno"];
 const RUNTIMES: readonly Runtime[] = process.env.BENCHDATA_MULTIPROCESS_RUNTIMES
   ? ALL_RUNTIMES.filter((r) => process.env.BENCHDATA_MULTIPROCESS_RUNTIMES!.split(",").includes(r))
   : ALL_RUNTIMES;
-const SQLITE_DRIVER: Readonly<Record<Runtime, string>> = { node: "better-sqlite3", bun: "bun:sqlite", deno: "node:sqlite" };
+// Node processes run the Node running this test, so they use its driver (better-sqlite3; node:sqlite from Node 24).
+const SQLITE_DRIVER: Readonly<Record<Runtime, string>> = { node: runtimeSqliteDriver(), bun: "bun:sqlite", deno: "node:sqlite" };
 
 function command(runtime: Runtime, plan: string): [string, string[]] {
   if (runtime === "bun") return [join(BIN, "bun"), [HAMMER, plan]];

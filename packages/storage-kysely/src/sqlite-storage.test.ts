@@ -9,6 +9,7 @@ import type { OpenedStorage } from "./open-storage.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite/sqlite-schema.ts";
 import { encodeLog } from "./sqlite/stamp-log.ts";
+import { openSqlite } from "./sqlite/driver.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "benchdata-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -75,7 +76,9 @@ describe("sqlite specifics", () => {
     const path = file();
     const s = await openStorage(`sqlite:${path}`, { busyTimeoutMs: 50 });
     await s.migrate();
-    const other = new Database(path);
+    // Locked through the store's own driver: two SQLite libraries in one process (better-sqlite3's and
+    // node:sqlite, on Node 24) do not see each other's POSIX locks.
+    const other = await openSqlite(path);
     other.exec("BEGIN EXCLUSIVE");
     try {
       await expect(s.createAccount({ id: "acc_x", name: "x", tier: "developer", createdAt: 0, limits: {}, allowedCidrs: [], billing: {} })).rejects.toMatchObject({ code: "service.unavailable", status: 503 });
