@@ -501,15 +501,23 @@ describe("bridge: the lazy Request with runtime APIs", () => {
   });
 });
 
+/** Pushes "written" to `marks` whenever node:http ends a response, until the returned function is called. */
+async function markWrites(marks: string[]): Promise<() => void> {
+  const { ServerResponse } = await import("node:http");
+  const end = ServerResponse.prototype.end;
+  ServerResponse.prototype.end = function (this: InstanceType<typeof ServerResponse>, ...args: unknown[]) {
+    marks.push("written");
+    return (end as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof end;
+  return () => {
+    ServerResponse.prototype.end = end;
+  };
+}
+
 describe("answers settled in one turn go out together", () => {
   it("an answer a handler resolves is written in the turn's check phase, after what the turn already scheduled", async () => {
-    const { ServerResponse } = await import("node:http");
     const marks: string[] = [];
-    const end = ServerResponse.prototype.end;
-    ServerResponse.prototype.end = function (this: InstanceType<typeof ServerResponse>, ...args: unknown[]) {
-      marks.push("written");
-      return (end as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof end;
+    const unwatch = await markWrites(marks);
     try {
       handler = async () => {
         await Promise.resolve();
@@ -520,20 +528,15 @@ describe("answers settled in one turn go out together", () => {
       const response = await fetch(`${handle.url}/burst`);
       expect(await response.text()).toBe("in a burst");
     } finally {
-      ServerResponse.prototype.end = end;
+      unwatch();
     }
     // Written the moment the promise settled, "written" would come before the immediate.
     expect(marks).toEqual(["resolved", "immediate scheduled before the answer", "written"]);
   });
 
   it("a Response returned synchronously is still written at once", async () => {
-    const { ServerResponse } = await import("node:http");
     const marks: string[] = [];
-    const end = ServerResponse.prototype.end;
-    ServerResponse.prototype.end = function (this: InstanceType<typeof ServerResponse>, ...args: unknown[]) {
-      marks.push("written");
-      return (end as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof end;
+    const unwatch = await markWrites(marks);
     try {
       handler = () => {
         setImmediate(() => marks.push("immediate"));
@@ -541,7 +544,7 @@ describe("answers settled in one turn go out together", () => {
       };
       expect(await (await fetch(`${handle.url}/sync`)).text()).toBe("at once");
     } finally {
-      ServerResponse.prototype.end = end;
+      unwatch();
     }
     expect(marks).toEqual(["written", "immediate"]);
   });

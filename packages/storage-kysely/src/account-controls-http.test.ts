@@ -3,48 +3,17 @@
  * connections to one SQLite file or one PostgreSQL database; two apps over one memory store): the change
  * made on one instance holds on the other at its very next request, although that instance remembers the key.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Storage } from "@benchdata/core";
-import { createMemoryStorage, defineConfig } from "@benchdata/core";
+import { defineConfig } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
-import { openStorage } from "./open-storage.ts";
-import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+import { twoHandleStores } from "./test-support/two-handle-stores.ts";
 
 const ADMIN = "admin-token-for-account-controls-0123456789";
 const SANDBOX = "http://sandbox.benchdata.test";
 
-const pgOn = await pgAvailableForTests("account-controls-http");
-const dir = mkdtempSync(join(tmpdir(), "benchdata-controls-"));
-const drops: (() => Promise<void>)[] = [];
 /** Each store kind opens two handles on one store. */
-const stores: Record<string, () => Promise<[Storage, Storage]>> = {
-  memory: async () => {
-    const s = createMemoryStorage();
-    return [s, s];
-  },
-  sqlite: async () => {
-    const url = `sqlite:${join(dir, `controls-${Math.random().toString(36).slice(2)}.db`)}`;
-    const a = await openStorage(url);
-    await a.migrate();
-    return [a, await openStorage(url)];
-  },
-};
-if (pgOn) {
-  stores.postgres = async () => {
-    const t = await createTestDatabase();
-    drops.push(t.drop);
-    const a = await openStorage(t.url);
-    await a.migrate();
-    return [a, await openStorage(t.url)];
-  };
-}
-afterAll(async () => {
-  for (const d of drops) await d();
-  rmSync(dir, { recursive: true, force: true });
-});
+const stores = await twoHandleStores("account-controls-http");
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Res = { status: number; body: any; headers: Headers };

@@ -5,49 +5,19 @@
  * (`console_ip_exempt`) lets the console in from anywhere while the keys stay restricted. Two app instances
  * over one store (one without and one with `trustProxy`): a change made on one holds on the other.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Storage } from "@benchdata/core";
-import { createMemoryStorage, defineConfig } from "@benchdata/core";
+import { defineConfig } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
-import { openStorage } from "./open-storage.ts";
-import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+import { twoHandleStores } from "./test-support/two-handle-stores.ts";
 
 const ADMIN = "admin-token-for-console-allow-list-0123456789";
 const HOST = "http://api.benchdata.test";
 const INSIDE = "203.0.113.7";
 const OUTSIDE = "198.51.100.9";
 
-const pgOn = await pgAvailableForTests("console-allow-list-http");
-const dir = mkdtempSync(join(tmpdir(), "benchdata-console-cidrs-"));
-const drops: (() => Promise<void>)[] = [];
-const stores: Record<string, () => Promise<[Storage, Storage]>> = {
-  memory: async () => {
-    const s = createMemoryStorage();
-    return [s, s];
-  },
-  sqlite: async () => {
-    const url = `sqlite:${join(dir, `cidrs-${Math.random().toString(36).slice(2)}.db`)}`;
-    const a = await openStorage(url);
-    await a.migrate();
-    return [a, await openStorage(url)];
-  },
-};
-if (pgOn) {
-  stores.postgres = async () => {
-    const t = await createTestDatabase();
-    drops.push(t.drop);
-    const a = await openStorage(t.url);
-    await a.migrate();
-    return [a, await openStorage(t.url)];
-  };
-}
-afterAll(async () => {
-  for (const d of drops) await d();
-  rmSync(dir, { recursive: true, force: true });
-});
+/** Each store kind opens two handles on one store. */
+const stores = await twoHandleStores("console-allow-list-http");
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Res = { status: number; body: any; headers: Headers };

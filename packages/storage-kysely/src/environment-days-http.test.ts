@@ -5,15 +5,11 @@
  * and the live key then got 429 with `Retry-After: 30001`. Now the live key still gets 200, the sixth test request
  * is refused, and the usage summary shows each environment's day.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Storage } from "@benchdata/core";
-import { createMemoryStorage, defineConfig, manualClock } from "@benchdata/core";
+import { defineConfig, manualClock } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
-import { openStorage } from "./open-storage.ts";
-import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+import { twoHandleStores } from "./test-support/two-handle-stores.ts";
 
 const ADMIN = "admin-token-for-environment-days-0123456789";
 const LIVE = "http://api.benchdata.test";
@@ -21,34 +17,8 @@ const SANDBOX = "http://sandbox.benchdata.test";
 const T0 = Date.parse("2026-11-10T12:00:00.250Z");
 const PERCENTILE = "/data/v1/benchmarks/percentile?category=saas&metric=gross_margin&value=0.5&period=2026-Q3";
 
-const pgOn = await pgAvailableForTests("environment-days-http");
-const dir = mkdtempSync(join(tmpdir(), "benchdata-envdays-"));
-const drops: (() => Promise<void>)[] = [];
-const stores: Record<string, () => Promise<[Storage, Storage]>> = {
-  memory: async () => {
-    const s = createMemoryStorage();
-    return [s, s];
-  },
-  sqlite: async () => {
-    const url = `sqlite:${join(dir, `envdays-${Math.random().toString(36).slice(2)}.db`)}`;
-    const a = await openStorage(url, { clock: "app" });
-    await a.migrate();
-    return [a, await openStorage(url, { clock: "app" })];
-  },
-};
-if (pgOn) {
-  stores.postgres = async () => {
-    const t = await createTestDatabase();
-    drops.push(t.drop);
-    const a = await openStorage(t.url, { clock: "app" });
-    await a.migrate();
-    return [a, await openStorage(t.url, { clock: "app" })];
-  };
-}
-afterAll(async () => {
-  for (const d of drops) await d();
-  rmSync(dir, { recursive: true, force: true });
-});
+/** Each store kind opens two handles on one store. */
+const stores = await twoHandleStores("environment-days-http", { clock: "app" });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Res = { status: number; body: any; headers: Headers };

@@ -5,15 +5,11 @@
  * remembers them; console and sign-in are refused; webhooks and charges wait, nothing is deleted, and resuming
  * (through either instance) restores it all.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LogFields, PaymentProcessor, PaymentRequest, Storage, WebhookRequest } from "@benchdata/core";
-import { createBillingWorker, createDeliveryWorker, createMemoryStorage, cryptoRandom, defineConfig, simulatedProcessor, systemClock } from "@benchdata/core";
+import { createBillingWorker, createDeliveryWorker, cryptoRandom, defineConfig, simulatedProcessor, systemClock } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
-import { openStorage } from "./open-storage.ts";
-import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+import { twoHandleStores } from "./test-support/two-handle-stores.ts";
 
 const ADMIN = "admin-token-for-suspension-tests-0123456789";
 const SANDBOX = "http://sandbox.benchdata.test";
@@ -21,35 +17,8 @@ const LIVE = "http://api.benchdata.test";
 const BENCH = "/data/v1/benchmarks?category=saas";
 const PERCENTILE = "/data/v1/benchmarks/percentile?category=saas&metric=gross_margin&value=0.5&period=2026-Q3";
 
-const pgOn = await pgAvailableForTests("suspension-http");
-const dir = mkdtempSync(join(tmpdir(), "benchdata-suspension-"));
-const drops: (() => Promise<void>)[] = [];
 /** Each store kind opens two handles on one store. */
-const stores: Record<string, () => Promise<[Storage, Storage]>> = {
-  memory: async () => {
-    const s = createMemoryStorage();
-    return [s, s];
-  },
-  sqlite: async () => {
-    const url = `sqlite:${join(dir, `suspension-${Math.random().toString(36).slice(2)}.db`)}`;
-    const a = await openStorage(url);
-    await a.migrate();
-    return [a, await openStorage(url)];
-  },
-};
-if (pgOn) {
-  stores.postgres = async () => {
-    const t = await createTestDatabase();
-    drops.push(t.drop);
-    const a = await openStorage(t.url);
-    await a.migrate();
-    return [a, await openStorage(t.url)];
-  };
-}
-afterAll(async () => {
-  for (const d of drops) await d();
-  rmSync(dir, { recursive: true, force: true });
-});
+const stores = await twoHandleStores("suspension-http");
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Res = { status: number; body: any };
