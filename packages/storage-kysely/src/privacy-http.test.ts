@@ -7,62 +7,16 @@
  *   on the issue's exact case (dtc 30, b2b 10, all 40) and over random segment sizes around the minimum;
  * - a published cell's individual values, by binary search on percentile ranks (reconstruction).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Storage } from "@benchdata/core";
-import { createMemoryStorage, createPrng, defineConfig, manualClock, percentileRank, roundTo1 } from "@benchdata/core";
-import { createApp } from "@benchdata/core/http";
+import { createPrng, percentileRank, roundTo1 } from "@benchdata/core";
 import { importObservations } from "./import/import-observations.ts";
-import { openStorage } from "./open-storage.ts";
-import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+import { type Res, attackerOf, privacyStores } from "./test-support/privacy-attacker.ts";
 
-const ADMIN = "admin-token-for-privacy-tests-0123456789";
-const LIVE = "http://api.benchdata.test";
-const T0 = Date.parse("2026-11-10T12:00:00.250Z");
 const MIN = 30;
 const PERIOD = "2026-Q3";
-
-const pgOn = await pgAvailableForTests("privacy-http");
-const dir = mkdtempSync(join(tmpdir(), "benchdata-privacy-"));
-const drops: (() => Promise<void>)[] = [];
-const stores: Record<string, () => Promise<Storage>> = {
-  memory: async () => createMemoryStorage(),
-  sqlite: async () => openStorage(`sqlite:${join(dir, `privacy-${Math.random().toString(36).slice(2)}.db`)}`, { clock: "app" }),
-};
-if (pgOn) {
-  stores.postgres = async () => {
-    const t = await createTestDatabase();
-    drops.push(t.drop);
-    return openStorage(t.url, { clock: "app" });
-  };
-}
-afterAll(async () => {
-  for (const d of drops) await d();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Res = { status: number; body: any; text: string };
-
-/** A server over `storage` and a live key with every data scope. */
-async function attackerOf(storage: Storage): Promise<{ get(path: string): Promise<Res>; post(path: string, body: unknown): Promise<Res> }> {
-  const app = createApp({ storage, clock: manualClock(T0), config: defineConfig({ tiers: { enterprise: { perMinute: 1_000_000, perDay: 10_000_000 } } }), adminToken: ADMIN });
-  const call = async (method: string, path: string, auth: string, body?: unknown): Promise<Res> => {
-    const headers: Record<string, string> = { authorization: `Bearer ${auth}` };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const r = await app.fetch(new Request(`${LIVE}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
-    const text = await r.text();
-    return { status: r.status, text, body: text !== "" && (r.headers.get("content-type") ?? "").includes("json") ? JSON.parse(text) : text };
-  };
-  const a = await call("POST", "/api/v1/admin/accounts", ADMIN, { name: "Attacker", tier: "enterprise" });
-  const scopes = ["benchmarks:read", "segments:read", "merchant:read", "merchant:write", "insights:read", "compare:read", "score:read", "report:read", "export:read"];
-  const k = await call("POST", "/api/v1/console/keys", a.body.session_token, { name: "live", environment: "live", scopes });
-  if (k.status !== 201) throw new Error(JSON.stringify(k.body));
-  return { get: (path) => call("GET", `/data/v1${path}`, k.body.raw_key), post: (path, body) => call("POST", `/data/v1${path}`, k.body.raw_key, body) };
-}
+const stores = await privacyStores("privacy-http");
 
 /** Imports one metric's values per segment (each business in one segment) into ecommerce, PERIOD. */
 async function importSegments(storage: Storage, segments: Record<string, number[]>, metric = "gross_margin"): Promise<void> {

@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * Aggregate percentiles of every metric of a category
-         * @description Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` counts the distinct businesses that reported at least one of the metrics included (a business reporting several counts once; businesses of withheld metrics only are not counted).
+         * @description Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` counts the distinct businesses that reported at least one of the metrics included (a business reporting several counts once; businesses of withheld metrics only are not counted). Only metrics published alike in `all` and every segment that shows anything are counted together; otherwise it is the largest included cell's size when that is larger, a lower bound (docs/privacy.md).
          */
         get: operations["getBenchmarks"];
         put?: never;
@@ -89,7 +89,7 @@ export interface paths {
         };
         /**
          * Segments of a category
-         * @description The segments with data for the category in one period (default: the latest period with data, quarterly or monthly), each with its sample size (distinct businesses that reported at least one of its published metrics, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.
+         * @description The segments with data for the category in one period (default: the latest period with data, quarterly or monthly), each with its sample size (distinct businesses that reported at least one of its published metrics, counted as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.
          */
         get: operations["listSegments"];
         put?: never;

@@ -1,25 +1,29 @@
 /** GET /data/v1/benchmarks: the percentile set of every metric of a category whose cell meets the publication minimum. */
 import * as v from "valibot";
 import { isoTime } from "../../clock/clock.ts";
+import type { Metric } from "../../data/catalog.ts";
 import { metricsOf } from "../../data/catalog.ts";
-import { distinctBusinesses } from "../../data/distinct-businesses.ts";
 import type { Cell } from "../../data/source.ts";
+import { sampleSizeOf } from "../../privacy/count-basis.ts";
 import { okJson } from "../reply.ts";
 import { cellPercentilesJson } from "./cell-summary.ts";
 import { insufficientSample, noData, resolveQuarter } from "./cell-lookup.ts";
 import { defineDataEndpoint, segmentOf } from "./data-endpoint.ts";
-import { withheldReasons } from "./publication.ts";
+import { countBasisOf, withheldReasons } from "./publication.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
 import { PercentileSetSchema, Timestamp } from "./doc-schemas.ts";
 import { categoryParam, quarterDefaultPeriodParam, segmentParam } from "./query-params.ts";
 
-/** GET /benchmarks. `sample_size` is the distinct businesses of the metrics included (withheld ones count for nothing). */
+/**
+ * GET /benchmarks. `sample_size` is the distinct businesses of the metrics included (withheld ones count for
+ * nothing), counted over the metrics every segment publishes alike (`privacy/count-basis.ts`).
+ */
 export const benchmarksEndpoint = defineDataEndpoint({
   endpoint: "GET /benchmarks",
   operationId: "getBenchmarks",
   summary: "Aggregate percentiles of every metric of a category",
   description:
-    "Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` counts the distinct businesses that reported at least one of the metrics included (a business reporting several counts once; businesses of withheld metrics only are not counted).",
+    "Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` counts the distinct businesses that reported at least one of the metrics included (a business reporting several counts once; businesses of withheld metrics only are not counted). Only metrics published alike in `all` and every segment that shows anything are counted together; otherwise it is the largest included cell's size when that is larger, a lower bound (docs/privacy.md).",
   query: v.object({ category: categoryParam, segment: v.optional(segmentParam), period: v.optional(quarterDefaultPeriodParam) }),
   response: v.object({
     category: v.string(),
@@ -39,7 +43,7 @@ export const benchmarksEndpoint = defineDataEndpoint({
     const minimum = app.config.data.minSampleSize;
     const reasons = await withheldReasons(source, query.category, segment, period, cells, minimum);
     let metrics = "";
-    const included: Cell[] = [];
+    const included = new Map<Metric, Cell>();
     // The reason reported when nothing is published: below_minimum if any metric is, else complementary.
     let refused: WithheldReason | null = null;
     for (const m of wanted) {
@@ -52,10 +56,10 @@ export const benchmarksEndpoint = defineDataEndpoint({
       }
       // Metric keys are catalogue identifiers: no escaping needed.
       metrics += `${metrics === "" ? "" : ","}"${m}":${cellPercentilesJson(cell)}`;
-      included.push(cell);
+      included.set(m, cell);
     }
-    if (included.length === 0) throw insufficientSample(query.category, segment, period, null, refused ?? "below_minimum", minimum);
-    const sampleSize = distinctBusinesses(included);
+    if (included.size === 0) throw insufficientSample(query.category, segment, period, null, refused ?? "below_minimum", minimum);
+    const sampleSize = sampleSizeOf(included, await countBasisOf(source, query.category, period, minimum));
     return okJson(
       `{"category":"${query.category}","segment":${JSON.stringify(segment)},"period":${JSON.stringify(period)},"generated_at":"${isoTime(now)}","sample_size":${sampleSize},"metrics":{${metrics}}}`,
     );

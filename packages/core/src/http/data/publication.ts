@@ -12,8 +12,10 @@
 import type { Category, Metric } from "../../data/catalog.ts";
 import type { BenchmarkSource, Cell } from "../../data/source.ts";
 import { ALL_SEGMENTS } from "../../data/source.ts";
+import { countBasis } from "../../privacy/count-basis.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
 import { decideSuppression } from "../../privacy/suppression.ts";
+import { metricsOf } from "../../data/catalog.ts";
 
 interface Remembered {
   readonly all: Cell | undefined;
@@ -85,4 +87,26 @@ async function reasonAgainst(source: BenchmarkSource, category: Category, segmen
   const group = await cellGroup(source, category, period, metric, minimum, names.includes(segment) ? names : [...names, segment]);
   // The group read may return another object for this segment (an uncached source): decide by name.
   return group.reasons.get(segment) ?? null;
+}
+
+const rememberedBases = new WeakMap<Cell, { readonly alls: readonly (Cell | undefined)[]; readonly minimum: number; readonly basis: ReadonlySet<Metric> }>();
+
+/**
+ * The metrics a multi-metric `sample_size` of (category, period) may count together (`privacy/count-basis.ts`).
+ * Needs every cell of the period; the result is remembered against its `all` cells (replaced together with
+ * the segments' cells by an import), so a repeated request reads only the `all` cells.
+ */
+export async function countBasisOf(source: BenchmarkSource, category: Category, period: string, minimum: number): Promise<ReadonlySet<Metric>> {
+  const metrics = metricsOf(category);
+  const found = await source.cells(category, ALL_SEGMENTS, period, metrics);
+  const alls = metrics.map((m) => found.get(m));
+  const key = alls.find((c) => c !== undefined);
+  if (key === undefined) return new Set();
+  const r = rememberedBases.get(key);
+  if (r !== undefined && r.minimum === minimum && r.alls.every((c, i) => c === alls[i])) return r.basis;
+  const names = await source.segments(category);
+  const groups = await Promise.all(metrics.map((m) => cellGroup(source, category, period, m, minimum, names)));
+  const basis = countBasis(new Map(metrics.map((m, i) => [m, groups[i] as CellGroup])), minimum);
+  rememberedBases.set(key, { alls, minimum, basis });
+  return basis;
 }

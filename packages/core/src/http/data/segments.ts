@@ -1,9 +1,10 @@
 /** GET /data/v1/segments: the segments of a category with data in a period, with their sample sizes. */
 import * as v from "valibot";
 import { metricsOf } from "../../data/catalog.ts";
-import { distinctBusinesses } from "../../data/distinct-businesses.ts";
 import { ALL_SEGMENTS } from "../../data/source.ts";
 import type { Cell } from "../../data/source.ts";
+import type { Metric } from "../../data/catalog.ts";
+import { countBasis, sampleSizeOf } from "../../privacy/count-basis.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
 import { cellGroup } from "./publication.ts";
 import { ok } from "../reply.ts";
@@ -22,7 +23,7 @@ export const segmentsEndpoint = defineDataEndpoint({
   operationId: "listSegments",
   summary: "Segments of a category",
   description:
-    "The segments with data for the category in one period (default: the latest period with data, quarterly or monthly), each with its sample size (distinct businesses that reported at least one of its published metrics, as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.",
+    "The segments with data for the category in one period (default: the latest period with data, quarterly or monthly), each with its sample size (distinct businesses that reported at least one of its published metrics, counted as `/benchmarks` counts) and whether any of its figures are published. A segment with nothing published has `sample_size` null and a `withheld_reason`: `below_minimum` (fewer businesses than the publication minimum) or `complementary` (withheld so that a smaller segment cannot be derived by subtraction; see docs/privacy.md). `all` (every segment aggregated) is not listed.",
   query: v.object({ category: categoryParam, period: v.optional(periodParam) }),
   response: v.object({
     category: v.string(),
@@ -42,22 +43,25 @@ export const segmentsEndpoint = defineDataEndpoint({
     const period = await resolvePeriod(source, category, ALL_SEGMENTS, query.period);
     const names = await source.segments(category);
     const minimum = app.config.data.minSampleSize;
-    const groups = await Promise.all(metricsOf(category).map((m) => cellGroup(source, category, period, m, minimum, names)));
+    const metrics = metricsOf(category);
+    const groups = await Promise.all(metrics.map((m) => cellGroup(source, category, period, m, minimum, names)));
+    const basis = countBasis(new Map(metrics.map((m, i) => [m, groups[i]!])), minimum);
     const segments: { segment: string; sample_size: number | null; published: boolean; withheld_reason: WithheldReason | null }[] = [];
     for (const segment of names) {
-      const published: Cell[] = [];
+      const published = new Map<Metric, Cell>();
       let seen = false;
       let belowEverywhere = true;
-      for (const g of groups) {
+      metrics.forEach((m, i) => {
+        const g = groups[i]!;
         const cell = g.segments.get(segment);
-        if (cell === undefined) continue;
+        if (cell === undefined) return;
         seen = true;
         const reason = g.reasons.get(segment) ?? null;
-        if (reason === null) published.push(cell);
+        if (reason === null) published.set(m, cell);
         if (reason !== "below_minimum") belowEverywhere = false;
-      }
+      });
       if (!seen) continue;
-      if (published.length > 0) segments.push({ segment, sample_size: distinctBusinesses(published), published: true, withheld_reason: null });
+      if (published.size > 0) segments.push({ segment, sample_size: sampleSizeOf(published, basis), published: true, withheld_reason: null });
       else segments.push({ segment, sample_size: null, published: false, withheld_reason: belowEverywhere ? "below_minimum" : "complementary" });
     }
     return ok({ category, period, segments });
