@@ -227,9 +227,12 @@ describe("interpretation", () => {
 
 describe("client address", () => {
   const req = (xff?: string) => new Request("http://h/", xff === undefined ? {} : { headers: { "x-forwarded-for": xff } });
-  it("uses the adapter's address unless trustProxy; then the leftmost X-Forwarded-For entry, without a port", () => {
+  it("uses the adapter's address unless trustProxy; then the rightmost X-Forwarded-For entry (the proxy's, not the client's), without a port", () => {
     expect(clientAddressOf(req("1.2.3.4"), { clientAddress: "10.0.0.1" }, false)).toBe("10.0.0.1");
-    expect(clientAddressOf(req("1.2.3.4:5678, 10.0.0.1"), { clientAddress: "10.0.0.1" }, true)).toBe("1.2.3.4");
+    expect(clientAddressOf(req("10.0.0.1, 1.2.3.4:5678"), { clientAddress: "10.0.0.1" }, true)).toBe("1.2.3.4");
+    expect(clientAddressOf(req("203.0.113.5,198.51.100.1 , 1.2.3.4"), {}, true)).toBe("1.2.3.4");
+    // An empty last entry is no address from the proxy: the peer counts, never an entry the client wrote.
+    expect(clientAddressOf(req("203.0.113.5, "), { clientAddress: "10.0.0.1" }, true)).toBe("10.0.0.1");
     expect(clientAddressOf(req("[2001:db8::1]:443"), {}, true)).toBe("[2001:db8::1]");
     expect(clientAddressOf(req("2001:db8::1"), {}, true)).toBe("2001:db8::1");
     expect(clientAddressOf(req(), { clientAddress: "::1" }, true)).toBe("::1");

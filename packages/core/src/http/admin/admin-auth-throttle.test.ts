@@ -72,9 +72,26 @@ describe("admin authentication throttle (issue 20, item 4)", () => {
 
     const behindProxy = kit({ config: { trustProxy: true } });
     for (let i = 0; i < 10; i++) await behindProxy.call(adminCall(WRONG, { "x-forwarded-for": "192.0.2.1" }), "127.0.0.1");
-    expect((await behindProxy.call(adminCall(WRONG, { "x-forwarded-for": "192.0.2.1, 10.0.0.1" }), "127.0.0.1")).status).toBe(429);
+    expect((await behindProxy.call(adminCall(WRONG, { "x-forwarded-for": "10.0.0.1, 192.0.2.1" }), "127.0.0.1")).status).toBe(429);
     // The proxy's own address is not throttled for everyone behind it.
     expect((await behindProxy.call(adminCall(WRONG, { "x-forwarded-for": "192.0.2.2" }), "127.0.0.1")).status).toBe(401);
+  });
+
+  it("trustProxy: rotating the leftmost X-Forwarded-For entries (the client's own) does not escape the throttle; the rightmost, the proxy's, is the client", async () => {
+    // An appending proxy (nginx's $proxy_add_x_forwarded_for, ALBs) puts the real peer on the right of whatever the client sent.
+    const k = kit({ config: { trustProxy: true } });
+    for (let i = 0; i < 10; i++) expect((await k.call(adminCall(WRONG, { "x-forwarded-for": `198.51.100.${i}, 192.0.2.7` }), "10.0.0.1")).status).toBe(401);
+    for (let i = 10; i < 40; i++) {
+      const r = await k.call(adminCall(WRONG, { "x-forwarded-for": `198.51.100.${i}, 10.9.${i}.1, 192.0.2.7` }), "10.0.0.1");
+      expect([r.status, r.body.code]).toEqual([429, "auth.too_many_failures"]);
+    }
+    // Two header lines arrive joined: the proxy's line is still the last.
+    const twoLines = adminCall(WRONG);
+    twoLines.headers.append("x-forwarded-for", "198.51.100.99");
+    twoLines.headers.append("x-forwarded-for", "192.0.2.7");
+    expect((await k.call(twoLines, "10.0.0.1")).status).toBe(429);
+    // Another client behind the same proxy is not throttled, whatever it puts on the left.
+    expect((await k.call(adminCall(WRONG, { "x-forwarded-for": "192.0.2.7, 192.0.2.8" }), "10.0.0.1")).status).toBe(401);
   });
 
   it("IPv6 addresses count per /64; IPv4-mapped addresses as their IPv4 address", async () => {

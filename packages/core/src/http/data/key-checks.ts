@@ -7,16 +7,17 @@ import type { ClientInfo } from "../app-options.ts";
 import { stripPort, urlHostname } from "../request-url.ts";
 
 /**
- * The client's address: the adapter's, or with `trustProxy` the leftmost `X-Forwarded-For` entry (the
- * original client as the operator's proxy recorded it). Empty when unknown.
+ * The client's address: the adapter's, or with `trustProxy` the rightmost `X-Forwarded-For` entry, the one the
+ * operator's proxy appended (the entries left of it are whatever the client sent, so they never count). Empty
+ * when unknown.
  */
 export function clientAddressOf(request: Request, client: ClientInfo, trustProxy: boolean): string {
   if (trustProxy) {
+    // Several X-Forwarded-For lines arrive joined by ", ", so the last entry is still the proxy's.
     const xff = request.headers.get("x-forwarded-for");
     if (xff !== null) {
-      const comma = xff.indexOf(",");
-      const first = (comma < 0 ? xff : xff.slice(0, comma)).trim();
-      if (first !== "") return withoutPort(first);
+      const last = xff.slice(xff.lastIndexOf(",") + 1).trim();
+      if (last !== "") return withoutPort(last);
     }
   }
   return client.clientAddress ?? "";
