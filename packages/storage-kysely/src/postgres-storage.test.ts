@@ -472,6 +472,35 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     }
   });
 
+  it("ordered claims follow seq among committed deliveries only: one numbered in a transaction still open does not hold back a later-numbered one committed first (docs/webhooks.md, Ordering)", async () => {
+    await withDatabase(async (up, c) => {
+      await up.createAccount({ id: "acc_o", name: "O", tier: "growth", createdAt: 0, limits: {}, allowedCidrs: [], billing: {} });
+      await up.createWebhook({ id: "wh_o", accountId: "acc_o", url: "https://x.example/h", events: ["quota.warning"], secret: "whsec_x", createdAt: 0 }, 5);
+      const claim = async (now: number) => (await up.claimDeliveries({ now, leaseMs: 60_000, limit: 10, perWebhook: 4, ordered: true })).map((d) => d.eventId);
+      const succeeded = (eventId: string) => c.query("UPDATE deliveries SET status = 'succeeded', lease_token = NULL, lease_until = 0, next_attempt_at = NULL WHERE event_id = $1", [eventId]);
+      // A transaction writes an event (its delivery takes its seq now) and stays open; another writes one and commits.
+      await c.query("BEGIN");
+      await c.query("SELECT benchdata_insert_event('evt_early', 'quota.warning', 'acc_o', $1::bigint, '{}')", [T0]);
+      await up.emitEvent({ id: "evt_late", type: "quota.warning", accountId: "acc_o", createdAt: new Date(T0).toISOString(), data: { calls_used: 1, monthly_limit: 2, threshold: 1, period_start: "x", period_end: "y" } }, T0);
+      // The later-numbered one goes first: the claim cannot see the earlier one.
+      expect(await claim(T0)).toEqual(["evt_late"]);
+      await c.query("COMMIT");
+      const seqs = (await c.query("SELECT event_id, seq FROM deliveries WHERE webhook_id = 'wh_o' ORDER BY seq")).rows.map((r) => r.event_id);
+      expect(seqs).toEqual(["evt_early", "evt_late"]);
+      // Once committed, the earlier-numbered one waits while the later one is in flight (one at a time), then goes.
+      expect(await claim(T0 + 1)).toEqual([]);
+      await succeeded("evt_late");
+      expect(await claim(T0 + 2)).toEqual(["evt_early"]);
+      await succeeded("evt_early");
+      // Both committed before a claim: seq order, whatever the commit order (here the reverse of it).
+      await c.query("BEGIN");
+      await c.query("SELECT benchdata_insert_event('evt_a', 'quota.warning', 'acc_o', $1::bigint, '{}')", [T0]);
+      await up.emitEvent({ id: "evt_b", type: "quota.warning", accountId: "acc_o", createdAt: new Date(T0).toISOString(), data: { calls_used: 1, monthly_limit: 2, threshold: 1, period_start: "x", period_end: "y" } }, T0);
+      await c.query("COMMIT");
+      expect(await claim(T0 + 3)).toEqual(["evt_a"]);
+    });
+  });
+
   it("an account updated behind storage's back (an older server, psql) still moves its version", async () => {
     const t = await createTestDatabase();
     const s = await openStorage(t.url, { clock: "app" });

@@ -654,7 +654,9 @@ export function createMemoryStorage(): Storage {
     async emitEvent(event, now) {
       insertEvent(event, now);
     },
-    async claimDeliveries({ now, leaseMs, limit, perWebhook, ordered = false }): Promise<ClaimedDelivery[]> {
+    async claimDeliveries({ now, leaseMs, limit, perWebhook: asked, ordered = false }): Promise<ClaimedDelivery[]> {
+      // Ordered: one out at a time even when an earlier delivery turns pending behind one in flight (a retry, a recover).
+      const perWebhook = ordered ? 1 : asked;
       const inflight = new Map<string, number>();
       for (const d of leased) if (d.leaseUntil > now) inflight.set(d.webhookId, (inflight.get(d.webhookId) ?? 0) + 1);
       // Ordered: each webhook's earliest unsettled delivery (every pending one is in `queue`) is the only one it may go.

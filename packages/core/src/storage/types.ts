@@ -477,10 +477,12 @@ export interface Storage {
    * Claims up to `limit` pending deliveries due at `now`, at most `perWebhook` per webhook at once, each under
    * a lease until `now + leaseMs`: no other claim returns them before the lease ends or they are completed.
    * Deliveries of a suspended account are not claimed (they wait, due, until it is resumed).
-   * With `ordered`, a delivery is claimed only when no earlier one (by event order) to the same webhook is
-   * unsettled, i.e. still pending (waiting for a retry, or in flight under a lease): so at most one per
-   * webhook is out at a time, in event order, whatever `perWebhook` says; decided in the claim's own atomic
-   * step, so it holds across workers and processes.
+   * With `ordered`, a delivery is claimed only when no earlier one (by `seq`, numbered as it is written) to
+   * the same webhook is unsettled, i.e. still pending (waiting for a retry, or in flight under a lease), and none
+   * of the webhook's is in flight (an earlier one made due again waits for a later one out): so at most one per
+   * webhook is out at a time, in `seq` order, whatever `perWebhook` says; decided in the
+   * claim's own atomic step, so it holds across workers and processes. Only committed deliveries count: where
+   * `seq` is taken before commit (PostgreSQL), concurrent writers' deliveries can go out of `seq` order.
    */
   claimDeliveries(input: { now: number; leaseMs: number; limit: number; perWebhook: number; ordered?: boolean }): Promise<ClaimedDelivery[]>;
   /**

@@ -1264,6 +1264,37 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect((await claim(t + 30_000, false)).filter((d) => d.webhookId === w.id).map((d) => d.eventId)).toEqual([written[2], written[3]]);
       });
 
+      it("ordered claims: one out at a time even when an earlier delivery is made due again (retry) while a later one is in flight; it goes once that one settled", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["quota.warning"]);
+        await s.createWebhook(w, 10);
+        const t = T0 + 8_700_000;
+        const written: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const evId = id("evt");
+          written.push(evId);
+          await s.emitEvent({ id: evId, type: "quota.warning", accountId: a.id, createdAt: new Date(t).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t);
+        }
+        const claim = async (now: number) => (await s.claimDeliveries({ now, leaseMs: 60_000, limit: 100, perWebhook: 4, ordered: true })).filter((d) => d.webhookId === w.id);
+        const complete = (d: ClaimedDelivery, at: number, next: { status: "succeeded" } | { status: "dead" }) =>
+          s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: d.attempt, at, statusCode: next.status === "succeeded" ? 200 : 500, latencyMs: 1, error: next.status === "succeeded" ? null : "http_status", responseBody: "" }, next });
+        const first = await claim(t);
+        expect(first.map((d) => d.eventId)).toEqual([written[0]]);
+        expect(await complete(first[0]!, t, { status: "dead" })).toBe(true);
+        const second = await claim(t);
+        expect(second.map((d) => d.eventId)).toEqual([written[1]]);
+        // The first is made due again while the second is in flight: it is the earliest pending one, but waits.
+        expect(await s.retryDelivery(a.id, w.id, first[0]!.deliveryId, t + 1)).not.toBeNull();
+        expect(await claim(t + 1)).toEqual([]);
+        expect(await complete(second[0]!, t + 2, { status: "succeeded" })).toBe(true);
+        // Settled: the retried one goes first, then the third.
+        const retried = await claim(t + 2);
+        expect(retried.map((d) => d.eventId)).toEqual([written[0]]);
+        expect(await complete(retried[0]!, t + 2, { status: "succeeded" })).toBe(true);
+        expect((await claim(t + 2)).map((d) => d.eventId)).toEqual([written[2]]);
+      });
+
       it("recoverDeliveries re-queues the dead and the failed-and-waiting since a time, each once, never one in flight or already due", async () => {
         const a = account();
         await s.createAccount(a);

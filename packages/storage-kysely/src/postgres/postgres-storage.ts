@@ -770,8 +770,10 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         // 2. A fresh snapshot (this statement starts after the locks): the due deliveries of those webhooks in
         //    order, at most perWebhook minus the leases already out, up to limit; each locked (SKIP LOCKED
         //    passes over a row a completing worker holds) and leased. Ordered: only a webhook's earliest
-        //    pending delivery qualifies (a leased or waiting earlier one holds the rest back); only the lock
-        //    holder adds leases, so two workers never both take a webhook's head and its successor.
+        //    pending delivery qualifies (a leased or waiting earlier one holds the rest back), and only while none
+        //    of the webhook's is in flight (an earlier one can turn pending behind a later one's lease: a retry,
+        //    a recover, a transaction that numbered its delivery first but committed last); only the lock holder
+        //    adds leases, so two workers never both take a webhook's head and its successor.
         return all(
           trx,
           sql`WITH inflight AS (
@@ -792,7 +794,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               ),
               chosen AS (
                 SELECT r.id FROM ranked r LEFT JOIN inflight i ON i.webhook_id = r.webhook_id
-                WHERE r.rn <= ${perWebhook}::integer - coalesce(i.n, 0)
+                WHERE r.rn <= ${ordered ? 1 : perWebhook}::integer - coalesce(i.n, 0)
                 ORDER BY r.next_attempt_at, r.seq
                 LIMIT ${limit}::integer
               ),

@@ -524,7 +524,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       if (picked.length >= limit) break;
       const wh = String(r.webhook_id);
       const n = inflight.get(wh) ?? 0;
-      if (n >= perWebhook) continue;
+      // Ordered: one out at a time even when an earlier delivery turns pending behind one in flight (a retry, a recover).
+      if (n >= (ordered ? 1 : perWebhook)) continue;
       inflight.set(wh, n + 1);
       picked.push(r);
     }
