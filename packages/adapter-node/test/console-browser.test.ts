@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EVENT_TYPES } from "../../core/src/events/events.ts";
 import { verifySignature } from "../../core/src/signing/signature.ts";
 import { http, REPO, startServe } from "./helpers.ts";
 import type { Instance } from "./helpers.ts";
@@ -53,8 +54,8 @@ describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
 
   const admin = (method: string, path: string, body?: unknown) => http(`${server.url}/api/v1/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` }, ...(body !== undefined ? { body } : {}) });
   const data = (key: string, host = "test.localhost") => http(`${server.url}/data/v1/benchmarks/percentile?metric=gross_margin&value=0.7&category=saas`, { headers: { authorization: `Bearer ${key}`, host } });
-  const shot = async (name: string): Promise<void> => {
-    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = async (name: string, on: Page = page): Promise<void> => {
+    await on.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   };
   const signInLink = async (): Promise<string> => {
     const link = await admin("POST", `/accounts/${accountId}/sign-in-links`);
@@ -204,6 +205,129 @@ describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
     await page.reload();
     await expect.poll(() => page.getByRole("heading", { name: "Sign in" }).isVisible()).toBe(true);
   }, 60_000);
+
+  it("at 375 px each key, webhook, delivery and invoice is a stacked block: nothing scrolls sideways, every action is on screen, the tables stay tables", async () => {
+    // An account of its own, seeded through the console API with its session token: webhooks first (so the
+    // keys' key.created events become deliveries), keys with long names and every scope, a failed invoice.
+    const acc = await admin("POST", "/accounts", { name: "Narrow Co", tier: "enterprise" });
+    expect(acc.status, acc.text).toBe(201);
+    const narrowId: string = acc.json.account_id;
+    const con = (method: string, path: string, body?: unknown) => http(`${server.url}/api/v1/console${path}`, { method, headers: { authorization: `Bearer ${acc.json.session_token}` }, ...(body !== undefined ? { body } : {}) });
+    const port = (receiver.address() as AddressInfo).port;
+    for (const path of ["/hooks/narrow/a-rather-long-path-segment-that-does-not-break/receiver?tenant=narrow-co-production", "/hook2"]) {
+      expect((await con("POST", "/webhooks", { url: `http://127.0.0.1:${port}${path}`, events: [...EVENT_TYPES] })).status).toBe(201);
+    }
+    const scopes: string[] = (await con("GET", "/account")).json.permitted_scopes;
+    expect(scopes.length).toBeGreaterThan(5);
+    const names = ["production-ingest-pipeline-for-the-eu-west-warehouse-nightly-batch", "Marketing site widget, used by the growth team on every landing page", "ci"];
+    for (const name of names) expect((await con("POST", "/keys", { name, environment: "test", scopes })).status).toBe(201);
+    const live = await con("POST", "/keys", { name: "live billing key", environment: "live", scopes: ["benchmarks:read"] });
+    expect(live.status).toBe(201);
+    expect((await admin("PATCH", `/accounts/${narrowId}`, { limits: { monthly_quota: 2, block_size: 10 } })).status).toBe(200);
+    for (let i = 0; i < 4; i++) await data(live.json.raw_key, "api.localhost");
+    await expect.poll(async () => (await con("GET", "/invoices")).json.data.length, { timeout: 20_000 }).toBeGreaterThan(0);
+
+    const narrow = await browser.newContext({ viewport: { width: 375, height: 812 } });
+    const p = await narrow.newPage();
+    p.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
+    p.on("pageerror", (e) => errors.push(String(e)));
+    const link = await admin("POST", `/accounts/${narrowId}/sign-in-links`);
+    await p.goto(server.url + link.json.sign_in_path);
+    await expect.poll(() => p.locator("#who").textContent()).toContain("Narrow Co");
+
+    // Nothing wider than the screen: not the page, and not a table's own scrolling box (which is how the
+    // key table used to "fit": the page did not overflow, the table scrolled sideways inside it).
+    const fits = async (): Promise<void> => {
+      const m = await p.evaluate(() => ({
+        inner: window.innerWidth,
+        page: document.documentElement.scrollWidth,
+        boxes: [...document.querySelectorAll(".scroll")].map((b) => b.scrollWidth - b.clientWidth),
+        outside: [...document.querySelectorAll("td, td button")]
+          .map((e) => [e.textContent!.slice(0, 40), e.getBoundingClientRect()] as const)
+          .filter(([, r]) => r.width > 0 && (r.left < 0 || r.right > window.innerWidth + 0.5))
+          .map(([t, r]) => `${t} [${Math.round(r.left)}, ${Math.round(r.right)}]`),
+      }));
+      expect(m.inner).toBe(375);
+      expect(m.page).toBeLessThanOrEqual(m.inner);
+      expect(m.boxes.every((d) => d <= 0), `boxes scroll by ${m.boxes.join(", ")}`).toBe(true);
+      expect(m.outside).toEqual([]);
+    };
+    const onScreen = async (button: ReturnType<Page["getByRole"]>): Promise<void> => {
+      await expect.poll(() => button.isVisible()).toBe(true);
+      const r = await button.evaluate((e) => e.getBoundingClientRect().toJSON() as DOMRect);
+      expect(r.left).toBeGreaterThanOrEqual(0);
+      expect(r.right).toBeLessThanOrEqual(375);
+    };
+
+    await p.goto(`${server.url}/console/#keys`);
+    const keys = p.getByRole("table", { name: "API keys" });
+    await expect.poll(() => keys.getByRole("row").count()).toBe(names.length + 2);
+    await fits();
+    for (const name of [...names, "live billing key"]) {
+      const row = keys.getByRole("row").filter({ has: p.getByRole("cell", { name, exact: true }) });
+      await onScreen(row.getByRole("button", { name: "Rotate" }));
+      await onScreen(row.getByRole("button", { name: "Revoke" }));
+    }
+    // Every field of a key is on screen, labelled: the scopes and the prefix too.
+    const first = keys.getByRole("row").filter({ has: p.getByRole("cell", { name: names[0]!, exact: true }) });
+    for (const s of scopes) await expect.poll(() => first.getByText(s).isVisible()).toBe(true);
+    expect(await first.locator("td").evaluateAll((tds) => tds.map((td) => td.getAttribute("data-label")))).toEqual(["Name", "Env", "Scopes", "Prefix", "Created", "Last used", "State", null]);
+    await shot("7-narrow-keys", p);
+    // The confirmation replaces the button in place and still fits; focus lands on "Yes".
+    await first.getByRole("button", { name: "Revoke" }).click();
+    await onScreen(first.getByRole("button", { name: "Yes, revoke" }));
+    expect(await p.evaluate(() => document.activeElement?.textContent)).toBe("Yes, revoke");
+    await fits();
+    await shot("8-narrow-keys-confirm", p);
+    await first.getByRole("button", { name: "Cancel" }).click();
+    // Keyboard order is reading order: Tab goes Rotate, Revoke of one key, then the next key's, downwards.
+    await keys.getByRole("button", { name: "Rotate" }).first().focus();
+    const order: [string, number][] = [];
+    for (let i = 0; i < 4; i++) {
+      order.push(await p.evaluate(() => [document.activeElement!.textContent!, document.activeElement!.getBoundingClientRect().top + window.scrollY] as [string, number]));
+      await p.keyboard.press("Tab");
+    }
+    expect(order.map(([t]) => t)).toEqual(["Rotate", "Revoke", "Rotate", "Revoke"]);
+    expect(order[2]![1]).toBeGreaterThan(order[1]![1]);
+
+    // The stacked rows are still a table to assistive technology: chromium's own accessibility tree has
+    // the table, its column headers and its cells, and a cell's name is its value, not "Name" + value.
+    const cdp = await narrow.newCDPSession(p);
+    const { nodes } = (await cdp.send("Accessibility.getFullAXTree")) as { nodes: { role?: { value: string }; name?: { value: string } }[] };
+    const roles = (r: string) => nodes.filter((n) => n.role?.value === r);
+    expect(roles("table").length).toBeGreaterThan(0);
+    expect(roles("columnheader").map((n) => n.name?.value)).toEqual(expect.arrayContaining(["Name", "Scopes", "Prefix", "Actions"]));
+    expect(roles("cell").find((n) => n.name?.value?.includes(names[0]!))?.name?.value).toBe(names[0]);
+
+    await p.getByRole("link", { name: "Webhooks" }).click();
+    const hooks = p.getByRole("table", { name: "Webhooks" });
+    await expect.poll(() => hooks.getByRole("row").count()).toBe(3);
+    await p.getByRole("button", { name: "Send a test event" }).click();
+    await expect.poll(() => p.getByRole("table", { name: "Test event results" }).isVisible()).toBe(true);
+    await hooks.getByRole("row").nth(2).getByRole("button", { name: "Deliveries" }).click();
+    await expect.poll(() => p.getByRole("table", { name: "Deliveries" }).getByRole("row").count()).toBeGreaterThan(1);
+    await fits();
+    for (let i = 1; i <= 2; i++) {
+      await onScreen(hooks.getByRole("row").nth(i).getByRole("button", { name: "Deliveries" }));
+      await onScreen(hooks.getByRole("row").nth(i).getByRole("button", { name: "Delete" }));
+    }
+    await shot("9-narrow-webhooks", p);
+
+    await p.getByRole("link", { name: "Usage & billing" }).click();
+    await expect.poll(() => p.getByRole("table", { name: "Invoices" }).isVisible()).toBe(true);
+    await fits();
+    await shot("10-narrow-usage", p);
+
+    // Wide, the same tables are the same grid as before: a header row and one line per key.
+    await p.setViewportSize({ width: 1100, height: 800 });
+    await p.getByRole("link", { name: "API keys" }).click();
+    await expect.poll(() => keys.getByRole("row").count()).toBe(names.length + 2);
+    expect(await keys.evaluate((t) => [getComputedStyle(t.querySelector("thead")!).display, getComputedStyle(t.querySelector("tbody tr")!).display])).toEqual(["table-header-group", "table-row"]);
+    await shot("11-wide-keys", p);
+    await narrow.close();
+  }, 90_000);
 
   it("logged no browser console errors", () => {
     // The only errors allowed are chromium's own lines about the 401s the flows provoke on purpose (the page

@@ -47,17 +47,24 @@ export function when(iso: string | null | undefined): Node {
   return t;
 }
 
-/** A table with a header row, in a horizontally scrolling box (narrow screens). */
+/**
+ * A table with a header row, in a horizontally scrolling box. At 48rem (768 px) and below (console.css)
+ * each row becomes a stacked block, every cell labelled by its column (`data-label`), so nothing needs
+ * scrolling sideways on a phone. A column headed "" is the actions column: its header says "Actions" to
+ * screen readers only.
+ */
 export function table(head: string[], rows: Child[][], caption?: string): HTMLElement {
+  // The explicit roles are for browsers that drop a table's semantics once CSS changes its display
+  // (Safari did, and the narrow layout sets display: block); where the browser keeps them they change nothing.
   return h(
     "div",
     { class: "scroll" },
     h(
       "table",
-      {},
+      { class: "stack", role: "table" },
       caption ? h("caption", { class: "sr-only" }, caption) : null,
-      h("thead", {}, h("tr", {}, ...head.map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, ...rows.map((r) => h("tr", {}, ...r.map((c) => h("td", {}, c))))),
+      h("thead", { role: "rowgroup" }, h("tr", { role: "row" }, ...head.map((c) => h("th", { scope: "col", role: "columnheader" }, c === "" ? h("span", { class: "sr-only" }, "Actions") : c)))),
+      h("tbody", { role: "rowgroup" }, ...rows.map((r) => h("tr", { role: "row" }, ...r.map((c, i) => h("td", { role: "cell", "data-label": head[i] || null }, c))))),
     ),
   );
 }
