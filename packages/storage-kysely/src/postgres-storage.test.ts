@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storageConformance } from "@benchdata/core/testing";
 import pg from "pg";
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from "kysely";
 import { billingPeriod, chargeIdempotencyKey, createMemoryStorage, isId, isoTime, quotaWarningEvent, serializeEvent } from "@benchdata/core";
 import type { AdmitInput, Storage } from "@benchdata/core";
 import { openStorage } from "./open-storage.ts";
 import type { OpenedStorage } from "./open-storage.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres/postgres-schema.ts";
-import { arrayLiteral } from "./postgres/postgres-storage.ts";
+import { arrayLiteral, HEAD_OF_PENDING_WEBHOOK, PENDING_WEBHOOKS } from "./postgres/postgres-storage.ts";
 import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
 import { startTcpProxy } from "./test-support/tcp-proxy.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
@@ -498,6 +499,36 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
       await up.emitEvent({ id: "evt_b", type: "quota.warning", accountId: "acc_o", createdAt: new Date(T0).toISOString(), data: { calls_used: 1, monthly_limit: 2, threshold: 1, period_start: "x", period_end: "y" } }, T0);
       await c.query("COMMIT");
       expect(await claim(T0 + 3)).toEqual(["evt_a"]);
+    });
+  });
+
+  it("an ordered claim reads each webhook's head by index seeks, never the deliveries queued behind a head waiting for its retry (EXPLAIN ANALYZE)", async () => {
+    await withDatabase(async (up, c) => {
+      await up.createAccount({ id: "acc_q", name: "Q", tier: "growth", createdAt: 0, limits: {}, allowedCidrs: [], billing: {} });
+      await up.createWebhook({ id: "wh_q", accountId: "acc_q", url: "https://x.example/h", events: ["quota.warning"], secret: "whsec_x", createdAt: 0 }, 5);
+      await c.query("SELECT benchdata_insert_event('evt_head', 'quota.warning', 'acc_q', $1::bigint, '{}')", [T0]);
+      const [head] = await up.claimDeliveries({ now: T0, leaseMs: 60_000, limit: 10, perWebhook: 4, ordered: true });
+      expect(await up.completeDelivery({ deliveryId: head!.deliveryId, leaseToken: head!.leaseToken, attempt: { attempt: 1, at: T0, statusCode: 500, latencyMs: 1, error: "http_status", responseBody: "" }, next: { status: "pending", at: T0 + 30_000 } })).toBe(true);
+      await c.query("SELECT benchdata_insert_event('evt_q' || i, 'quota.warning', 'acc_q', $1::bigint, '{}') FROM generate_series(1, 2000) AS i", [T0]);
+      await c.query("ANALYZE deliveries");
+      expect(await up.claimDeliveries({ now: T0 + 1000, leaseMs: 60_000, limit: 10, perWebhook: 4, ordered: true })).toEqual([]);
+      // The heads as the claim finds them (its own fragments), analysed: the rows read from deliveries stay a handful.
+      const compiler = new Kysely<unknown>({
+        dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() },
+      });
+      const query = sql`EXPLAIN (ANALYZE, FORMAT JSON) WITH RECURSIVE ${PENDING_WEBHOOKS}
+                        SELECT h.id FROM pending_webhooks pw CROSS JOIN LATERAL (${HEAD_OF_PENDING_WEBHOOK}) h WHERE h.next_attempt_at <= ${T0 + 1000}::bigint`.compile(compiler);
+      const plan = (await c.query(query.sql, [...query.parameters])).rows[0]["QUERY PLAN"][0].Plan;
+      const reads: { node: string; rows: number }[] = [];
+      const walk = (n: Record<string, unknown>): void => {
+        if (n["Relation Name"] === "deliveries") reads.push({ node: String(n["Node Type"]), rows: (Number(n["Actual Rows"]) + Number(n["Rows Removed by Filter"] ?? 0)) * Number(n["Actual Loops"]) });
+        for (const child of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+      };
+      walk(plan);
+      expect(reads.length).toBeGreaterThanOrEqual(2);
+      for (const r of reads) expect(r.node).toMatch(/^Index (Only )?Scan$/);
+      expect(reads.reduce((sum, r) => sum + r.rows, 0)).toBeLessThan(10);
+      await compiler.destroy();
     });
   });
 

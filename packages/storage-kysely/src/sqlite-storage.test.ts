@@ -8,6 +8,7 @@ import { openStorage } from "./open-storage.ts";
 import type { OpenedStorage } from "./open-storage.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite/sqlite-schema.ts";
+import { SQLITE_CLAIM_HEADS } from "./sqlite/sqlite-storage.ts";
 import { encodeLog } from "./sqlite/stamp-log.ts";
 import { openSqlite } from "./sqlite/driver.ts";
 
@@ -70,6 +71,32 @@ describe("sqlite specifics", () => {
     const chunks = check.prepare("SELECT chunk FROM window_chunks WHERE key_id = 'key_old' ORDER BY chunk").all() as { chunk: number }[];
     expect(chunks.map((c) => c.chunk)).toEqual([0, 1, 2]);
     check.close();
+  });
+
+  it("an ordered claim reads each webhook's head through deliveries_pending_by_webhook, never the deliveries queued behind a head waiting for its retry", async () => {
+    const path = file();
+    const s = await openStorage(`sqlite:${path}`, { clock: "app" });
+    await s.migrate();
+    const T = Date.UTC(2026, 10, 26, 12);
+    await s.createAccount({ id: "acc_q", name: "Q", tier: "growth", createdAt: T, limits: {}, allowedCidrs: [], billing: {} });
+    await s.createWebhook({ id: "wh_q", accountId: "acc_q", url: "https://x.example/h", events: ["quota.warning"], secret: "whsec_x", createdAt: T }, 5);
+    const emit = (i: number) => s.emitEvent({ id: `evt_q${i}`, type: "quota.warning", accountId: "acc_q", createdAt: new Date(T).toISOString(), data: { calls_used: i, monthly_limit: 2, threshold: 1, period_start: "x", period_end: "y" } }, T);
+    await emit(0);
+    const [head] = await s.claimDeliveries({ now: T, leaseMs: 60_000, limit: 10, perWebhook: 4, ordered: true });
+    expect(await s.completeDelivery({ deliveryId: head!.deliveryId, leaseToken: head!.leaseToken, attempt: { attempt: 1, at: T, statusCode: 500, latencyMs: 1, error: "http_status", responseBody: "" }, next: { status: "pending", at: T + 30_000 } })).toBe(true);
+    for (let i = 1; i <= 2000; i++) await emit(i);
+    expect(await s.claimDeliveries({ now: T + 1000, leaseMs: 60_000, limit: 10, perWebhook: 4, ordered: true })).toEqual([]);
+    await s.close();
+    // With statistics gathered over the queue, the plan still reaches deliveries only by that index's seeks (and
+    // LIMIT 1 scans) and the rowid: the old plan walked deliveries_due over every due delivery.
+    const raw = new Database(path);
+    raw.exec("ANALYZE");
+    const plan = (raw.prepare(`EXPLAIN QUERY PLAN ${SQLITE_CLAIM_HEADS}`).all({ now: T + 1000 }) as { detail: string }[]).map((r) => r.detail);
+    raw.close();
+    const deliveryAccesses = plan.filter((d) => /^(SCAN|SEARCH) (deliveries|d|p)\b/.test(d));
+    expect(deliveryAccesses.length).toBeGreaterThanOrEqual(3);
+    for (const d of deliveryAccesses) expect(d).toMatch(/USING (COVERING )?INDEX deliveries_pending_by_webhook|USING INTEGER PRIMARY KEY/);
+    expect(plan.filter((d) => d.includes("deliveries_due"))).toEqual([]);
   });
 
   it("fail closed: a database locked beyond busy_timeout rejects with service.unavailable", async () => {

@@ -183,6 +183,8 @@ export function createMemoryStorage(): Storage {
    * of it; succeeded and dead deliveries leave it. Invariant: a delivery is in it iff its status is pending.
    */
   const queue: StoredDelivery[] = [];
+  /** The same pending deliveries per webhook, by `seq`: an ordered claim looks only at each one's head. */
+  const pendingByWebhook = new Map<string, StoredDelivery[]>();
   /** Pending deliveries handed out under a lease (live or run out): what `perWebhook` counts. */
   const leased = new Set<StoredDelivery>();
   const invoices = new Map<string, StoredInvoice>();
@@ -207,18 +209,38 @@ export function createMemoryStorage(): Storage {
     return lo;
   }
 
-  /** Puts a pending delivery in `queue` at its place. */
+  /** Where a delivery created `seq`-th sits (or would sit) among its webhook's pending ones. */
+  function webhookPosition(list: readonly StoredDelivery[], seq: number): number {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (list[mid]!.seq < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Puts a pending delivery in `queue` and in its webhook's list, each at its place. */
   function enqueue(d: StoredDelivery): void {
     const i = queuePosition(d.nextAttemptAt!, d.seq);
     if (i === queue.length) queue.push(d);
     else queue.splice(i, 0, d);
+    let list = pendingByWebhook.get(d.webhookId);
+    if (list === undefined) pendingByWebhook.set(d.webhookId, (list = []));
+    list.splice(webhookPosition(list, d.seq), 0, d);
   }
 
-  /** Takes a delivery out of `queue` (before its due time or status changes). */
+  /** Takes a delivery out of `queue` and its webhook's list (before its due time or status changes). */
   function dequeue(d: StoredDelivery): void {
     if (d.status !== "pending") return;
     const i = queuePosition(d.nextAttemptAt!, d.seq);
     if (queue[i] === d) queue.splice(i, 1);
+    const list = pendingByWebhook.get(d.webhookId);
+    if (list === undefined) return;
+    const j = webhookPosition(list, d.seq);
+    if (list[j] === d) list.splice(j, 1);
+    if (list.length === 0) pendingByWebhook.delete(d.webhookId);
   }
 
   function insertEvent(draft: EventDraft, now: number): void {
@@ -262,6 +284,7 @@ export function createMemoryStorage(): Storage {
       } else queue[kept++] = d;
     }
     queue.length = kept;
+    pendingByWebhook.delete(wh.id);
     insertEvent(webhookDisabledEvent(eventId, wh.accountId, now, { webhookId: wh.id, url: wh.url, reason }), now);
   }
 
@@ -649,6 +672,7 @@ export function createMemoryStorage(): Storage {
         } else queue[kept++] = d;
       }
       queue.length = kept;
+      pendingByWebhook.delete(webhookId);
       return true;
     },
     async emitEvent(event, now) {
@@ -659,23 +683,18 @@ export function createMemoryStorage(): Storage {
       const perWebhook = ordered ? 1 : asked;
       const inflight = new Map<string, number>();
       for (const d of leased) if (d.leaseUntil > now) inflight.set(d.webhookId, (inflight.get(d.webhookId) ?? 0) + 1);
-      // Ordered: each webhook's earliest unsettled delivery (every pending one is in `queue`) is the only one it may go.
-      let head: Map<string, number> | null = null;
-      if (ordered) {
-        head = new Map();
-        for (const d of queue) {
-          const h = head.get(d.webhookId);
-          if (h === undefined || d.seq < h) head.set(d.webhookId, d.seq);
-        }
-      }
+      // Ordered: each webhook's head (its earliest pending delivery) is the only one it may go, so only the heads
+      // are looked at, in claim order: the deliveries queued behind a head that waits for its retry are not read.
+      const candidates = ordered
+        ? [...pendingByWebhook.values()].map((list) => list[0]!).filter((d) => d.nextAttemptAt! <= now).sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || a.seq - b.seq)
+        : queue;
       const out: ClaimedDelivery[] = [];
       // `queue` is in claim order; a claim changes no delivery's place in it, only its lease.
-      for (const d of queue) {
+      for (const d of candidates) {
         if (d.nextAttemptAt! > now || out.length >= limit) break;
         if (d.leaseToken !== null && d.leaseUntil > now) continue;
         const n = inflight.get(d.webhookId) ?? 0;
         if (n >= perWebhook) continue;
-        if (head !== null && head.get(d.webhookId) !== d.seq) continue;
         const wh = webhooks.get(d.webhookId);
         const ev = events.get(d.eventId);
         if (!wh || !ev || wh.status !== "active" || accounts.get(d.accountId)?.status === "suspended") continue;

@@ -1295,6 +1295,46 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         expect((await claim(t + 2)).map((d) => d.eventId)).toEqual([written[2]]);
       });
 
+      it("ordered claims: deliveries queued behind a head waiting for its retry are never claimed; the other webhook's go on", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["quota.warning"]);
+        const v = webhook(a.id, ["quota.warning"]);
+        await s.createWebhook(w, 10);
+        await s.createWebhook(v, 10);
+        const t = T0 + 8_800_000;
+        const emit = async (i: number): Promise<string> => {
+          const evId = id("evt");
+          await s.emitEvent({ id: evId, type: "quota.warning", accountId: a.id, createdAt: new Date(t).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t);
+          return evId;
+        };
+        const mine = (ds: ClaimedDelivery[]) => ds.filter((d) => d.webhookId === w.id || d.webhookId === v.id);
+        const claim = async (now: number) => mine(await s.claimDeliveries({ now, leaseMs: 60_000, limit: 1000, perWebhook: 4, ordered: true }));
+        const complete = (d: ClaimedDelivery, at: number, next: { status: "succeeded" } | { status: "pending"; at: number }) =>
+          s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: d.attempt, at, statusCode: next.status === "succeeded" ? 200 : 500, latencyMs: 1, error: next.status === "succeeded" ? null : "http_status", responseBody: "" }, next });
+        const head = await emit(0);
+        const first = await claim(t);
+        expect(first.map((d) => [d.webhookId, d.eventId]).sort()).toEqual([[w.id, head], [v.id, head]].sort());
+        // w's head fails and waits 30 s; v's succeeds. Then many events queue behind w's head, all due.
+        expect(await complete(first.find((d) => d.webhookId === w.id)!, t, { status: "pending", at: t + 30_000 })).toBe(true);
+        expect(await complete(first.find((d) => d.webhookId === v.id)!, t, { status: "succeeded" })).toBe(true);
+        const queued: string[] = [];
+        for (let i = 1; i <= 150; i++) queued.push(await emit(i));
+        // Only v's head goes, one at a time; none of those queued behind w's head.
+        for (let round = 0; round < 3; round++) {
+          const got = await claim(t + 1000 + round);
+          expect(got.filter((d) => d.webhookId === w.id)).toEqual([]);
+          const forV = got.filter((d) => d.webhookId === v.id);
+          expect(forV.map((d) => d.eventId)).toEqual([queued[round]]);
+          expect(await complete(forV[0]!, t + 1000 + round, { status: "succeeded" })).toBe(true);
+        }
+        // w's retry is due: its head goes, then the first queued behind it.
+        const retried = (await claim(t + 30_000)).filter((d) => d.webhookId === w.id);
+        expect(retried.map((d) => [d.eventId, d.attempt])).toEqual([[head, 2]]);
+        expect(await complete(retried[0]!, t + 30_000, { status: "succeeded" })).toBe(true);
+        expect((await claim(t + 30_000)).filter((d) => d.webhookId === w.id).map((d) => d.eventId)).toEqual([queued[0]]);
+      });
+
       it("recoverDeliveries re-queues the dead and the failed-and-waiting since a time, each once, never one in flight or already due", async () => {
         const a = account();
         await s.createAccount(a);

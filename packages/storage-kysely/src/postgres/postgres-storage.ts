@@ -101,6 +101,21 @@ async function one<T = Row>(db: Db, query: RawBuilder<unknown>): Promise<T | und
 }
 
 /** Writes an event and its deliveries in the caller's transaction (one round trip). */
+/**
+ * The webhooks with pending deliveries, as the recursive CTE `pending_webhooks`: a skip scan of
+ * deliveries_pending_by_webhook, one index seek per webhook however many deliveries each has queued.
+ */
+export const PENDING_WEBHOOKS: RawBuilder<unknown> = sql`pending_webhooks(webhook_id) AS (
+  (SELECT webhook_id FROM deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT p.webhook_id FROM deliveries p WHERE p.status = 'pending' AND p.webhook_id > pw.webhook_id ORDER BY p.webhook_id LIMIT 1)
+  FROM pending_webhooks pw WHERE pw.webhook_id IS NOT NULL
+)`;
+
+/** The head of webhook `pw.webhook_id` (its earliest pending delivery), for a LATERAL join: one index seek. */
+export const HEAD_OF_PENDING_WEBHOOK: RawBuilder<unknown> = sql`SELECT p.id, p.webhook_id, p.account_id, p.event_id, p.seq, p.next_attempt_at, p.lease_token, p.lease_until
+  FROM deliveries p WHERE p.webhook_id = pw.webhook_id AND p.status = 'pending' ORDER BY p.seq LIMIT 1`;
+
 async function insertEvent(db: Db, draft: EventDraft, now: number): Promise<void> {
   await sql`SELECT benchdata_insert_event(${draft.id}, ${draft.type}, ${draft.accountId}, ${now}::bigint, ${serializeEvent(draft)})`.execute(db);
 }
@@ -758,25 +773,46 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       const rows = await tx(async (trx) => {
         // 1. Take the claim lock of each webhook with due work, skipping webhooks another worker is claiming
         //    for right now: `perWebhook` counts leases, and only the lock holder adds leases to a webhook.
+        //    Ordered: due work is a due head (the webhook's earliest pending delivery), found per webhook (a
+        //    skip scan of deliveries_pending_by_webhook, then one seek), so the deliveries queued behind a head
+        //    that waits for its retry are never read.
         const locked = await all<{ webhook_id: string }>(
           trx,
-          sql`SELECT w.webhook_id FROM (
-                SELECT DISTINCT d.webhook_id FROM deliveries d JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
-                WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint AND (d.lease_token IS NULL OR d.lease_until <= ${now}::bigint)
-              ) w
-              WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}::integer, hashtext(w.webhook_id))`,
+          ordered
+            ? sql`WITH RECURSIVE ${PENDING_WEBHOOKS},
+                  due AS MATERIALIZED (
+                    SELECT h.webhook_id FROM pending_webhooks pw CROSS JOIN LATERAL (${HEAD_OF_PENDING_WEBHOOK}) h
+                      JOIN accounts a ON a.id = h.account_id AND a.status = 'active'
+                    WHERE h.next_attempt_at <= ${now}::bigint AND (h.lease_token IS NULL OR h.lease_until <= ${now}::bigint)
+                  )
+                  SELECT webhook_id FROM due WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}::integer, hashtext(webhook_id))`
+            : sql`SELECT w.webhook_id FROM (
+                    SELECT DISTINCT d.webhook_id FROM deliveries d JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
+                    WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint AND (d.lease_token IS NULL OR d.lease_until <= ${now}::bigint)
+                  ) w
+                  WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}::integer, hashtext(w.webhook_id))`,
         );
         if (locked.length === 0) return [];
+        const lockedIds = locked.map((l) => l.webhook_id);
         // 2. A fresh snapshot (this statement starts after the locks): the due deliveries of those webhooks in
         //    order, at most perWebhook minus the leases already out, up to limit; each locked (SKIP LOCKED
-        //    passes over a row a completing worker holds) and leased. Ordered: only a webhook's earliest
-        //    pending delivery qualifies (a leased or waiting earlier one holds the rest back), and only while none
-        //    of the webhook's is in flight (an earlier one can turn pending behind a later one's lease: a retry,
-        //    a recover, a transaction that numbered its delivery first but committed last); only the lock holder
-        //    adds leases, so two workers never both take a webhook's head and its successor.
-        return all(
-          trx,
-          sql`WITH inflight AS (
+        //    passes over a row a completing worker holds) and leased. Ordered: only each webhook's head, and
+        //    only while none of the webhook's is in flight (an earlier one can turn pending behind a later one's
+        //    lease: a retry, a recover, a transaction that numbered its delivery first but committed last); only
+        //    the lock holder adds leases, so two workers never both take a webhook's head and its successor.
+        const chosen = ordered
+          ? sql`chosen AS (
+                SELECT h.id FROM unnest(${lockedIds}::text[]) AS pw(webhook_id) CROSS JOIN LATERAL (${HEAD_OF_PENDING_WEBHOOK}) h
+                  JOIN webhooks w ON w.id = h.webhook_id AND w.status = 'active' JOIN events e ON e.id = h.event_id
+                  JOIN accounts a ON a.id = h.account_id AND a.status = 'active'
+                WHERE h.next_attempt_at <= ${now}::bigint AND (h.lease_token IS NULL OR h.lease_until <= ${now}::bigint)
+                  AND NOT EXISTS (
+                    SELECT 1 FROM deliveries l WHERE l.webhook_id = h.webhook_id AND l.status = 'pending' AND l.lease_token IS NOT NULL AND l.lease_until > ${now}::bigint
+                  )
+                ORDER BY h.next_attempt_at, h.seq
+                LIMIT ${limit}::integer
+              )`
+          : sql`inflight AS (
                 SELECT webhook_id, count(*) AS n FROM deliveries
                 WHERE status = 'pending' AND lease_token IS NOT NULL AND lease_until > ${now}::bigint
                 GROUP BY webhook_id
@@ -786,18 +822,18 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                        row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.seq) AS rn
                 FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.status = 'active' JOIN events e ON e.id = d.event_id
                   JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
-                WHERE d.webhook_id = ANY (${locked.map((l) => l.webhook_id)}::text[])
+                WHERE d.webhook_id = ANY (${lockedIds}::text[])
                   AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint AND (d.lease_token IS NULL OR d.lease_until <= ${now}::bigint)
-                  AND (NOT ${ordered}::boolean OR NOT EXISTS (
-                    SELECT 1 FROM deliveries p WHERE p.webhook_id = d.webhook_id AND p.status = 'pending' AND p.seq < d.seq
-                  ))
               ),
               chosen AS (
                 SELECT r.id FROM ranked r LEFT JOIN inflight i ON i.webhook_id = r.webhook_id
-                WHERE r.rn <= ${ordered ? 1 : perWebhook}::integer - coalesce(i.n, 0)
+                WHERE r.rn <= ${perWebhook}::integer - coalesce(i.n, 0)
                 ORDER BY r.next_attempt_at, r.seq
                 LIMIT ${limit}::integer
-              ),
+              )`;
+        return all(
+          trx,
+          sql`WITH ${chosen},
               claimable AS (
                 SELECT d.id FROM deliveries d
                 WHERE d.id IN (SELECT id FROM chosen)

@@ -119,6 +119,30 @@ function quotaFromRow(r: Row | undefined): QuotaState {
   };
 }
 
+// What a claim hands out of a due delivery, and the conditions every claimed one meets.
+const CLAIM_COLUMNS: string = `d.id, d.event_id, d.webhook_id, d.account_id, d.attempts, e.type, e.body, e.created_at AS event_created_at, w.url, w.secret,
+                       w.previous_secret, w.previous_secret_until`;
+const CLAIM_JOINS: string = `JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id AND w.status = 'active'
+                     JOIN accounts a ON a.id = d.account_id AND a.status = 'active'`;
+const CLAIMABLE: string = `d.status = 'pending' AND d.next_attempt_at <= @now AND NOT (d.lease_token IS NOT NULL AND d.lease_until > @now)`;
+/** Every due delivery, in claim order (unordered claims). */
+const CLAIM_DUE: string = `SELECT ${CLAIM_COLUMNS} FROM deliveries d ${CLAIM_JOINS} WHERE ${CLAIMABLE} ORDER BY d.next_attempt_at, d.seq`;
+/**
+ * Each webhook's head, when due (ordered claims): the webhooks with pending deliveries by a skip scan of
+ * deliveries_pending_by_webhook (one seek each), then each one's earliest pending delivery (one more).
+ */
+export const SQLITE_CLAIM_HEADS: string = `WITH RECURSIVE hooks(webhook_id) AS (
+                        SELECT (SELECT webhook_id FROM deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
+                        UNION ALL
+                        SELECT (SELECT p.webhook_id FROM deliveries p WHERE p.status = 'pending' AND p.webhook_id > h.webhook_id ORDER BY p.webhook_id LIMIT 1)
+                        FROM hooks h WHERE h.webhook_id IS NOT NULL
+                      )
+                      SELECT ${CLAIM_COLUMNS}
+                      FROM hooks h JOIN deliveries d ON d.seq = (SELECT p.seq FROM deliveries p WHERE p.webhook_id = h.webhook_id AND p.status = 'pending' ORDER BY p.seq LIMIT 1)
+                        ${CLAIM_JOINS}
+                      WHERE ${CLAIMABLE}
+                      ORDER BY d.next_attempt_at, d.seq`;
+
 /** Sets the pragmas every connection to a benchdata SQLite file needs. */
 export function configureSqlite(db: SqliteDatabase, busyTimeoutMs = 5000): void {
   // busy_timeout first: switching to WAL needs a brief lock that another starting process may hold.
@@ -506,28 +530,32 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   });
 
   const claimDeliveriesTx = immediate((now: number, leaseMs: number, limit: number, perWebhook: number, ordered: boolean): ClaimedDelivery[] => {
-    const inflight = new Map<string, number>();
-    for (const r of q("SELECT webhook_id, count(*) AS n FROM deliveries WHERE status = 'pending' AND lease_token IS NOT NULL AND lease_until > ? GROUP BY webhook_id").all(now) as Row[]) {
-      inflight.set(String(r.webhook_id), num(r.n));
-    }
-    const due = q(`SELECT d.id, d.event_id, d.webhook_id, d.account_id, d.attempts, e.type, e.body, e.created_at AS event_created_at, w.url, w.secret,
-                          w.previous_secret, w.previous_secret_until
-                   FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id AND w.status = 'active'
-                     JOIN accounts a ON a.id = d.account_id AND a.status = 'active'
-                   WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND NOT (d.lease_token IS NOT NULL AND d.lease_until > @now)
-                     AND (@ordered = 0 OR NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.webhook_id = d.webhook_id AND p.status = 'pending' AND p.seq < d.seq))
-                   ORDER BY d.next_attempt_at, d.seq`);
     const picked: Row[] = [];
-    // Ordered: only a webhook's earliest pending delivery qualifies (the partial index on (webhook_id, seq)
-    // answers the NOT EXISTS); this transaction is IMMEDIATE, so no other process claims in between.
-    for (const r of due.iterate({ now, ordered: ordered ? 1 : 0 }) as IterableIterator<Row>) {
-      if (picked.length >= limit) break;
-      const wh = String(r.webhook_id);
-      const n = inflight.get(wh) ?? 0;
-      // Ordered: one out at a time even when an earlier delivery turns pending behind one in flight (a retry, a recover).
-      if (n >= (ordered ? 1 : perWebhook)) continue;
-      inflight.set(wh, n + 1);
-      picked.push(r);
+    if (ordered) {
+      // Only a webhook's head (its earliest pending delivery) may go, and only while none of the webhook's is in
+      // flight (an earlier one can turn pending behind a later one's lease: a retry, a recover). The heads come by
+      // two seeks per webhook in the partial index on (webhook_id, seq), and only a due, free head has its webhook's
+      // leases looked at: the deliveries queued behind a head that waits for its retry are never read. This
+      // transaction is IMMEDIATE: no other process claims in between.
+      const leasedOf = q("SELECT 1 FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND lease_token IS NOT NULL AND lease_until > ? LIMIT 1");
+      // (All the due heads first, at most one per webhook: no statement runs while another is being iterated.)
+      for (const r of q(SQLITE_CLAIM_HEADS).all({ now }) as Row[]) {
+        if (picked.length >= limit) break;
+        if (leasedOf.get(r.webhook_id, now) === undefined) picked.push(r);
+      }
+    } else {
+      const inflight = new Map<string, number>();
+      for (const r of q("SELECT webhook_id, count(*) AS n FROM deliveries WHERE status = 'pending' AND lease_token IS NOT NULL AND lease_until > ? GROUP BY webhook_id").all(now) as Row[]) {
+        inflight.set(String(r.webhook_id), num(r.n));
+      }
+      for (const r of q(CLAIM_DUE).iterate({ now }) as IterableIterator<Row>) {
+        if (picked.length >= limit) break;
+        const wh = String(r.webhook_id);
+        const n = inflight.get(wh) ?? 0;
+        if (n >= perWebhook) continue;
+        inflight.set(wh, n + 1);
+        picked.push(r);
+      }
     }
     const lease = q("UPDATE deliveries SET lease_token = ?, lease_until = ? WHERE id = ?");
     return picked.map((r) => {
