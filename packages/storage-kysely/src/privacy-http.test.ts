@@ -87,7 +87,7 @@ const spread = (n: number, from: number, to: number): number[] => Array.from({ l
 
 for (const [name, open] of Object.entries(stores)) {
   describe(`privacy through HTTP: ${name}`, () => {
-    it("the issue's reproduction (dtc 30, b2b 10, all 40): b2b's mean, size and histogram cannot be derived from any answer", async () => {
+    it("the issue's reproduction (dtc 30, b2b 13, all 43): b2b's mean, size and histogram cannot be derived from any answer", async () => {
       const storage = await open();
       await storage.migrate?.();
       try {
@@ -96,16 +96,17 @@ for (const [name, open] of Object.entries(stores)) {
         await importSegments(storage, { dtc, b2b });
         const api = await attackerOf(storage);
         const h = await harvest(api, ["dtc", "b2b"]);
-        // all is published, both segments are withheld: b2b below the minimum, dtc complementary.
-        expect([...h.published.keys()]).toEqual(["all"]);
-        expect(h.published.get("all")!.n).toBe(43);
+        // Nothing is published. b2b is below the minimum; dtc would leave it as all − dtc, so it is withheld too
+        // (complementary); and all would still bound it (b2b ≤ 43 − 30, since a complementary cell holds at least
+        // the minimum), so all is withheld too.
+        expect([...h.published.keys()]).toEqual([]);
         expect(difference(h)).toBeNull();
         const bd = await api.get(`/segments/breakdown?category=ecommerce&metric=gross_margin&period=${PERIOD}`);
-        expect(bd.body.segments).toEqual([
-          { segment: "all", sample_size: 43, withheld: false, withheld_reason: null, percentiles: expect.any(Object) },
-          { segment: "b2b", sample_size: null, withheld: true, withheld_reason: "below_minimum", percentiles: null },
-          { segment: "dtc", sample_size: null, withheld: true, withheld_reason: "complementary", percentiles: null },
-        ]);
+        expect(bd.status).toBe(404);
+        expect(bd.body.code).toBe("data.insufficient_sample");
+        const all = await api.get(`/benchmarks/distribution?category=ecommerce&metric=gross_margin&period=${PERIOD}`);
+        expect(all.status).toBe(404);
+        expect(all.body.detail).toContain("complementary");
         const seg = await api.get(`/segments?category=ecommerce&period=${PERIOD}`);
         expect(seg.body.segments).toEqual([
           { segment: "b2b", sample_size: null, published: false, withheld_reason: "below_minimum" },
@@ -131,6 +132,33 @@ for (const [name, open] of Object.entries(stores)) {
         expect(insights.text).not.toMatch(/"sample_size":\d/);
         // Nothing ranked: no finding carries a percentile of the withheld cell.
         expect(insights.text).not.toContain('"percentile"');
+      } finally {
+        await storage.close?.();
+      }
+    });
+
+    it("with a larger dtc (65) all is published and both segments withheld: b2b's size is bounded by nothing the codes do not say", async () => {
+      const storage = await open();
+      await storage.migrate?.();
+      try {
+        const b2b = spread(13, 0.61, 0.9).map((x) => Math.round(x * 1e4) / 1e4);
+        await importSegments(storage, { dtc: spread(65, 0.3, 0.6), b2b });
+        const api = await attackerOf(storage);
+        const h = await harvest(api, ["dtc", "b2b"]);
+        expect([...h.published.keys()]).toEqual(["all"]);
+        expect(h.published.get("all")!.n).toBe(78);
+        expect(difference(h)).toBeNull();
+        const bd = await api.get(`/segments/breakdown?category=ecommerce&metric=gross_margin&period=${PERIOD}`);
+        expect(bd.body.segments).toEqual([
+          { segment: "all", sample_size: 78, withheld: false, withheld_reason: null, percentiles: expect.any(Object) },
+          { segment: "b2b", sample_size: null, withheld: true, withheld_reason: "below_minimum", percentiles: null },
+          { segment: "dtc", sample_size: null, withheld: true, withheld_reason: "complementary", percentiles: null },
+        ]);
+        // What the codes allow: dtc ≥ 30 and b2b from 1 to 29 with dtc + b2b = 78: every b2b size from 1 to 29 fits.
+        for (const body of h.bodies) {
+          expect(body).not.toMatch(/"sample_size":(13|65)\b/);
+          expect(body).not.toContain(meanOf(b2b).toFixed(6).replace(/0+$/, ""));
+        }
       } finally {
         await storage.close?.();
       }

@@ -1584,7 +1584,7 @@ export interface operations {
                         period: string;
                         segments: {
                             segment: string;
-                            /** @description Distinct businesses of the segment's published metrics (one that reports several counts once); null when nothing is published. */
+                            /** @description Distinct businesses of the segment's published metrics (one that reports several counts once), or a lower bound when segments publish different metrics (docs/privacy.md); null when nothing is published. */
                             sample_size: number | null;
                             /** @description Whether any of the segment's figures are published. */
                             published: boolean;

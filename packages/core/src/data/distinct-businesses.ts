@@ -4,6 +4,10 @@
  *
  * Callers pass only the cells they publish, so the count is the union of published cells' businesses: it
  * says nothing about withheld cells (see docs/privacy.md, "sample_size of several metrics").
+ *
+ * Cells of different segments may be counted together too (`privacy/count-basis.ts`): every source numbers its
+ * businesses once per (category, period), so one business has one ordinal in every cell of it, and two
+ * businesses never share one (imports number them as they read them; the synthetic source segment by segment).
  */
 import type { Cell } from "./source.ts";
 

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { CATEGORIES, METRICS, METRIC_INFO, metricsOf } from "./catalog.ts";
 import type { Category, Metric } from "./catalog.ts";
 import type { Granularity } from "./period.ts";
+import { distinctBusinesses } from "./distinct-businesses.ts";
 import type { BenchmarkSource } from "./source.ts";
+import { ALL_SEGMENTS } from "./source.ts";
 import { SYNTHETIC_LATEST_QUARTER, SYNTHETIC_SEGMENTS, createSyntheticSource } from "./synthetic.ts";
 
 const GRANULARITIES: readonly Granularity[] = ["quarterly", "monthly"];
@@ -130,6 +132,21 @@ describe("createSyntheticSource: coverage", () => {
           expect(v[v.length - 1]).toBeLessThan(1);
         }
       }
+    }
+  });
+});
+
+describe("createSyntheticSource: business identities", () => {
+  it("numbers businesses once per (category, period), as an import does: segments never share an ordinal, and all holds exactly theirs", async () => {
+    const source = createSyntheticSource("ordinals");
+    for (const category of CATEGORIES) {
+      const m = metricsOf(category)[0] as Metric;
+      const all = (await source.cells(category, ALL_SEGMENTS, SYNTHETIC_LATEST_QUARTER, [m])).get(m)!;
+      const segments = await Promise.all(SYNTHETIC_SEGMENTS[category].map(async (s) => (await source.cells(category, s, SYNTHETIC_LATEST_QUARTER, [m])).get(m)!));
+      const total = segments.reduce((t, c) => t + c.sampleSize, 0);
+      expect(distinctBusinesses(segments), category).toBe(total);
+      expect(distinctBusinesses([all, ...segments]), category).toBe(all.sampleSize);
+      expect(all.sampleSize, category).toBe(total);
     }
   });
 });

@@ -132,13 +132,18 @@ export function createSyntheticSource(seed: string, options: SyntheticOptions = 
     return out;
   };
 
-  const generateSegment = (category: Category, segment: SegmentProfile, periodText: string): CellSet => {
-    const period = parsePeriod(periodText) as Period;
-    const t = yearOf(period);
-    const prng: Prng = createPrng(`${seed}\u0000${category}\u0000${segment.name}\u0000${periodText}`);
+  const segmentPrng = (category: Category, segment: SegmentProfile, periodText: string): Prng => createPrng(`${seed}\u0000${category}\u0000${segment.name}\u0000${periodText}`);
+  // The panel grows over time (82% of the base at the start) with a little churn of reporters: the first draw.
+  const segmentSize = (segment: SegmentProfile, periodText: string, prng: Prng): number => {
+    const t = yearOf(parsePeriod(periodText) as Period);
     const progress = tLast > tFirst ? Math.min(1, Math.max(0, (t - tFirst) / (tLast - tFirst))) : 1;
-    // The panel grows over time (82% of the base at the start) with a little churn of reporters.
-    const n = Math.round(segment.businesses * (0.82 + 0.18 * progress)) + prng.int(-4, 4);
+    return Math.round(segment.businesses * (0.82 + 0.18 * progress)) + prng.int(-4, 4);
+  };
+
+  const generateSegment = (category: Category, segment: SegmentProfile, periodText: string): CellSet => {
+    const t = yearOf(parsePeriod(periodText) as Period);
+    const prng = segmentPrng(category, segment, periodText);
+    const n = segmentSize(segment, periodText, prng);
     const ds = drawers(category, segment, t);
     const columns = new Map<Metric, Float64Array>();
     for (const metric of metricsOf(category)) columns.set(metric, new Float64Array(n));
@@ -164,8 +169,16 @@ export function createSyntheticSource(seed: string, options: SyntheticOptions = 
       }
     }
     const cells: CellSet = new Map();
-    // Every synthetic business reports every metric: one list of ordinals serves all the segment's cells.
-    const businesses = Uint32Array.from({ length: n }, (_, i) => i);
+    // Every synthetic business reports every metric: one list of ordinals serves all the segment's cells. The
+    // ordinals are numbered per (category, period), as an import numbers them: the category's segments one after
+    // another (in profile order, as `all` numbers them), so cells of different segments never share one.
+    const profiles = SYNTHETIC_PROFILES[category].segments;
+    let first = 0;
+    for (const p of profiles) {
+      if (p.name === segment.name) break;
+      first += segmentSize(p, periodText, segmentPrng(category, p, periodText));
+    }
+    const businesses = Uint32Array.from({ length: n }, (_, i) => first + i);
     for (const [metric, values] of columns) cells.set(metric, { sorted: values.sort(), sampleSize: n, businesses });
     return cells;
   };

@@ -417,13 +417,14 @@ describe("GET /data/v1/segments/breakdown", () => {
     const lk = kit();
     const { session } = await lk.account();
     const live = (await lk.key(session, "live", ["segments:read"])).raw;
-    await lk.publish("saas", "all", "2026-Q3", "churn_rate", spread(80, 0, 0.1));
-    await lk.publish("saas", "enterprise", "2026-Q3", "churn_rate", spread(30, 0, 0.05));
+    await lk.publish("saas", "all", "2026-Q3", "churn_rate", spread(110, 0, 0.1));
+    await lk.publish("saas", "enterprise", "2026-Q3", "churn_rate", spread(60, 0, 0.05));
     await lk.publish("saas", "mid_market", "2026-Q3", "churn_rate", spread(30, 0, 0.05));
     await lk.publish("saas", "smb", "2026-Q3", "churn_rate", spread(20, 0.07, 0.1));
     const r = await lk.data(live, "/segments/breakdown?category=saas&metric=churn_rate");
     expect(r.status).toBe(200);
-    // smb (20) alone would be all − enterprise − mid_market: one of those is withheld too (complementary).
+    // smb (20) alone would be all − enterprise − mid_market: one of those is withheld too (complementary), the
+    // first by name; with enterprise (at least 30) withheld, smb may hold anything from 1 to 110 − 30 − 30 = 50.
     expect(r.body.segments.map((s: { segment: string; withheld: boolean }) => [s.segment, s.withheld])).toEqual([["all", false], ["enterprise", true], ["mid_market", false], ["smb", true]]);
     expect(r.body.segments[3]).toEqual({ segment: "smb", sample_size: null, withheld: true, withheld_reason: "below_minimum", percentiles: null });
     expect(r.body.segments[1]).toEqual({ segment: "enterprise", sample_size: null, withheld: true, withheld_reason: "complementary", percentiles: null });

@@ -13,7 +13,8 @@
  *   the published segments are those of fully withheld segments, which complementary suppression keeps at 0 or
  *   at least the minimum; a union of such groups is again 0 or at least the minimum;
  * - as a last guard (a business under two segments is counted in both), the basis is dropped when `all`'s union
- *   minus the segments' unions, or the businesses the segments' unions miss, fall between 1 and the minimum − 1;
+ *   minus the segments' unions, or the businesses the segments' unions miss, are negative or between 1 and the
+ *   minimum − 1;
  * - an answer's `sample_size` is the larger of its basis metrics' union and its largest published cell: both are
  *   known to be safe (the union by the above, each cell's size by per-metric suppression), so their maximum is.
  *
@@ -48,9 +49,9 @@ export function countBasis(groups: ReadonlyMap<Metric, MetricCells>, minimum: nu
   if (basis.size < 2) return basis;
   const allCells: Cell[] = [];
   const bySegment = new Map<string, Cell[]>();
-  for (const m of basis) {
-    const g = groups.get(m) as MetricCells;
-    allCells.push(g.all as Cell);
+  for (const [m, g] of groups) {
+    if (!basis.has(m) || g.all === undefined) continue;
+    allCells.push(g.all);
     for (const s of shown) {
       const c = g.segments.get(s);
       if (c === undefined) continue;

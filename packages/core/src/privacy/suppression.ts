@@ -4,17 +4,27 @@
  * Primary suppression withholds every cell below the publication minimum (`below_minimum`). That alone is not
  * enough: with `all` and some segments published, `all` minus the published segments is the withheld
  * segments' aggregate (sum = mean × n, and the same for counts and histogram buckets). Complementary
- * (secondary) suppression therefore also withholds the smallest published segments (`complementary`) until
- * the businesses not covered by a published segment number at least the minimum, so that the only aggregate
- * a subtraction can reach covers at least `minimum` businesses.
+ * (secondary) suppression therefore also withholds published segments (`complementary`), so that what a
+ * subtraction reaches covers at least `minimum` businesses, and so that it does not narrow the size of a
+ * cell below the minimum either. The reason codes are public, and a `complementary` cell has at least the
+ * minimum of businesses (else it would be `below_minimum`), so an attacker holding `hidden` (`all` minus the
+ * published segments), k complementary and b below-minimum cells knows that each below-minimum cell holds at
+ * most `hidden − k × minimum − (b − 1)`, and, when k is 0, at least `hidden − (b − 1) × (minimum − 1)`.
+ * Segments are withheld until those bounds say no more than the reason code (1 to minimum − 1), or, when
+ * nothing is below the minimum, until `hidden` reaches the minimum:
+ *
+ * - in **name order**, never by size: choosing the smallest first (as this did) told that a complementary
+ *   cell was no larger than the smallest published one, which with `hidden` pinned the cell below the
+ *   minimum (30 and 30 and 5: the second 30 published, so the first was 30, so the withheld one was 5);
+ * - if no choice of segments is enough, `all` is withheld too (`complementary`), and the segments stay as
+ *   chosen: publishing them again would make `all`'s fate depend on the small cell's size, and so tell it.
+ *
+ * What an attacker who knows this rule can still learn about a cell below the minimum is docs/privacy.md's
+ * "What remains possible" (at most that it is not minimum − 1, when two or more segments were withheld).
  *
  * Sizes are distinct businesses. A business normally sits in one segment; one reported under two segments
  * is counted in both segments' cells and once in `all`, so `all − Σ published segments` never overstates
  * the businesses outside the published segments: using it is conservative.
- *
- * `all` itself is never withheld for complementary reasons: withholding every segment always leaves
- * `all.n ≥ minimum` businesses outside the published segments, so the loop below always succeeds, and
- * segments (disjoint groups) cannot be subtracted from each other without `all`.
  */
 
 /** Why a cell is not published. Neither reason carries a number: the size of a withheld cell is never shown. */
@@ -30,17 +40,17 @@ export interface SuppressionDecision {
 
 /**
  * Decides publication for the cells of one (category, period, metric) from their sizes: `all` (null when the
- * group has no `all` cell) and each segment's distinct businesses. Deterministic: segments of equal size are
- * withheld in name order.
+ * group has no `all` cell) and each segment's distinct businesses. Deterministic, and the same whatever order
+ * the segments are given in.
  */
 export function decideSuppression(all: number | null, segments: ReadonlyMap<string, number>, minimum: number): SuppressionDecision {
   const out = new Map<string, WithheldReason | null>();
   const published: { name: string; n: number }[] = [];
-  let withheldAny = false;
+  let below = 0;
   for (const [name, n] of segments) {
     if (n < minimum) {
       out.set(name, "below_minimum");
-      withheldAny = true;
+      below++;
     } else {
       out.set(name, null);
       published.push({ name, n });
@@ -48,15 +58,25 @@ export function decideSuppression(all: number | null, segments: ReadonlyMap<stri
   }
   if (all === null || all < minimum) return { all: all === null ? null : "below_minimum", segments: out };
   // Businesses of `all` outside every published segment (a lower bound when businesses sit in two segments).
-  let outside = all;
-  for (const p of published) outside -= p.n;
-  if (!withheldAny && outside <= 0) return { all: null, segments: out };
-  // Something is hidden (a withheld segment, or businesses without a published segment): it must cover the minimum.
-  published.sort((a, b) => a.n - b.n || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  let hidden = all;
+  for (const p of published) hidden -= p.n;
+  if (below === 0 && hidden <= 0) return { all: null, segments: out };
+  let complementary = 0;
+  // What the attacker can tell about one cell below the minimum: the others hold at least 1 each, and each
+  // complementary cell at least the minimum (and, with none, the others at most minimum − 1 each).
+  const enough = (): boolean => {
+    if (hidden < minimum) return false;
+    if (below === 0) return true;
+    const most = hidden - complementary * minimum - (below - 1);
+    const least = complementary > 0 ? 1 : hidden - (below - 1) * (minimum - 1);
+    return most >= minimum - 1 && least <= 1;
+  };
+  published.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const p of published) {
-    if (outside >= minimum) break;
+    if (enough()) break;
     out.set(p.name, "complementary");
-    outside += p.n;
+    hidden += p.n;
+    complementary++;
   }
-  return { all: null, segments: out };
+  return { all: enough() ? null : "complementary", segments: out };
 }

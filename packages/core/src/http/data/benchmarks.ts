@@ -14,6 +14,8 @@ import type { WithheldReason } from "../../privacy/suppression.ts";
 import { PercentileSetSchema, Timestamp } from "./doc-schemas.ts";
 import { categoryParam, quarterDefaultPeriodParam, segmentParam } from "./query-params.ts";
 
+const NO_BASIS: ReadonlySet<Metric> = new Set();
+
 /**
  * GET /benchmarks. `sample_size` is the distinct businesses of the metrics included (withheld ones count for
  * nothing), counted over the metrics every segment publishes alike (`privacy/count-basis.ts`).
@@ -59,7 +61,8 @@ export const benchmarksEndpoint = defineDataEndpoint({
       included.set(m, cell);
     }
     if (included.size === 0) throw insufficientSample(query.category, segment, period, null, refused ?? "below_minimum", minimum);
-    const sampleSize = sampleSizeOf(included, await countBasisOf(source, query.category, period, minimum));
+    // One metric's answer is its cell's size; only several need the basis (which reads every segment once).
+    const sampleSize = sampleSizeOf(included, included.size > 1 ? await countBasisOf(source, query.category, period, minimum) : NO_BASIS);
     return okJson(
       `{"category":"${query.category}","segment":${JSON.stringify(segment)},"period":${JSON.stringify(period)},"generated_at":"${isoTime(now)}","sample_size":${sampleSize},"metrics":{${metrics}}}`,
     );

@@ -2,20 +2,22 @@
  * Whether a cell may be published: the one place every data endpoint asks, so that primary and complementary
  * suppression (`privacy/suppression.ts`) apply identically everywhere.
  *
- * Cost: an `all` cell needs nothing beyond its own size (it is never withheld for complementary reasons). A
- * segment's cell needs its group (every segment's cell of the same category, period and metric); the decision
- * is remembered on the segment's Cell object together with the `all` Cell it was made against, so a repeated
- * request costs one `all` lookup and a WeakMap read. Sources hand out the same Cell object while its data is
- * unchanged, and an import replaces every cell of a (category, period) at once (a new `all` among them), so a
- * remembered decision is never used against different data.
+ * Cost: a cell below the minimum needs nothing beyond its own size. Any other cell needs its group (every
+ * segment's cell of the same category, period and metric, and `all`): `all` too can be withheld for
+ * complementary reasons. The decision is remembered on the Cell object together with the `all` Cell it was
+ * made against, so a repeated request costs a WeakMap read (and, for a segment, one `all` lookup). Sources
+ * hand out the same Cell object while its data is unchanged, and an import replaces every cell of a
+ * (category, period) at once (a new `all` among them), so a remembered decision is never used against
+ * different data.
  */
 import type { Category, Metric } from "../../data/catalog.ts";
+import { metricsOf } from "../../data/catalog.ts";
 import type { BenchmarkSource, Cell } from "../../data/source.ts";
 import { ALL_SEGMENTS } from "../../data/source.ts";
+import type { MetricCells } from "../../privacy/count-basis.ts";
 import { countBasis } from "../../privacy/count-basis.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
 import { decideSuppression } from "../../privacy/suppression.ts";
-import { metricsOf } from "../../data/catalog.ts";
 
 interface Remembered {
   readonly all: Cell | undefined;
@@ -25,28 +27,42 @@ interface Remembered {
 
 const remembered = new WeakMap<Cell, Remembered>();
 
-/** Every cell of one (category, period, metric) and the decision for each. */
-export interface CellGroup {
-  readonly all: Cell | undefined;
-  /** Segment name → cell, in the source's segment order. */
-  readonly segments: ReadonlyMap<string, Cell>;
-  readonly allReason: WithheldReason | null;
-  readonly reasons: ReadonlyMap<string, WithheldReason | null>;
+/** Every cell of one (category, period, metric) and the decision for each (segments in the source's order). */
+export type CellGroup = MetricCells;
+
+/** Reads and decides the whole group of (category, period, metric), remembering each cell's decision. */
+export async function cellGroup(source: BenchmarkSource, category: Category, period: string, metric: Metric, minimum: number, names?: readonly string[]): Promise<CellGroup> {
+  return (await periodGroups(source, category, period, [metric], minimum, names)).get(metric) as CellGroup;
 }
 
-/** Reads and decides the whole group of (category, period, metric), remembering each segment's decision. */
-export async function cellGroup(source: BenchmarkSource, category: Category, period: string, metric: Metric, minimum: number, names?: readonly string[]): Promise<CellGroup> {
+/** The groups of several metrics of one (category, period): one read per segment, whatever the number of metrics. */
+export async function periodGroups(
+  source: BenchmarkSource,
+  category: Category,
+  period: string,
+  metrics: readonly Metric[],
+  minimum: number,
+  names?: readonly string[],
+): Promise<Map<Metric, CellGroup>> {
   const segmentNames = names ?? (await source.segments(category));
-  const found = await Promise.all([ALL_SEGMENTS, ...segmentNames].map((s) => source.cells(category, s, period, [metric])));
-  const all = found[0]?.get(metric);
-  const segments = new Map<string, Cell>();
-  segmentNames.forEach((s, i) => {
-    const c = found[i + 1]?.get(metric);
-    if (c !== undefined) segments.set(s, c);
-  });
+  const found = await Promise.all([ALL_SEGMENTS, ...segmentNames].map((s) => source.cells(category, s, period, metrics)));
+  const groups = new Map<Metric, CellGroup>();
+  for (const metric of metrics) {
+    const segments = new Map<string, Cell>();
+    segmentNames.forEach((s, i) => {
+      const c = found[i + 1]?.get(metric);
+      if (c !== undefined) segments.set(s, c);
+    });
+    groups.set(metric, decideGroup(found[0]?.get(metric), segments, minimum));
+  }
+  return groups;
+}
+
+function decideGroup(all: Cell | undefined, segments: ReadonlyMap<string, Cell>, minimum: number): CellGroup {
   const sizes = new Map<string, number>();
   for (const [s, c] of segments) sizes.set(s, c.sampleSize);
   const d = decideSuppression(all === undefined ? null : all.sampleSize, sizes, minimum);
+  if (all !== undefined) remembered.set(all, { all, minimum, reason: d.all });
   for (const [s, c] of segments) remembered.set(c, { all, minimum, reason: d.segments.get(s) ?? null });
   return { all, segments, allReason: d.all, reasons: d.segments };
 }
@@ -57,7 +73,12 @@ export async function cellGroup(source: BenchmarkSource, category: Category, per
  */
 export async function withheldReason(source: BenchmarkSource, category: Category, segment: string, period: string, metric: Metric, cell: Cell, minimum: number): Promise<WithheldReason | null> {
   if (cell.sampleSize < minimum) return "below_minimum";
-  if (segment === ALL_SEGMENTS) return null;
+  if (segment === ALL_SEGMENTS) {
+    // The hot path (every request for `all`): a remembered decision is read without another await.
+    const r = remembered.get(cell);
+    if (r !== undefined && r.all === cell && r.minimum === minimum) return r.reason;
+    return reasonAgainst(source, category, segment, period, metric, cell, cell, minimum);
+  }
   const all = (await source.cells(category, ALL_SEGMENTS, period, [metric])).get(metric);
   return reasonAgainst(source, category, segment, period, metric, cell, all, minimum);
 }
@@ -68,33 +89,33 @@ export async function withheldReasons(source: BenchmarkSource, category: Categor
   const pending: Metric[] = [];
   for (const [m, c] of cells) {
     if (c.sampleSize < minimum) out.set(m, "below_minimum");
-    else if (segment === ALL_SEGMENTS) out.set(m, null);
     else pending.push(m);
   }
   if (pending.length === 0) return out;
-  const alls = await source.cells(category, ALL_SEGMENTS, period, pending);
+  const alls = segment === ALL_SEGMENTS ? cells : await source.cells(category, ALL_SEGMENTS, period, pending);
   const decided = await Promise.all(pending.map((m) => reasonAgainst(source, category, segment, period, m, cells.get(m) as Cell, alls.get(m), minimum)));
   pending.forEach((m, i) => out.set(m, decided[i] ?? null));
   return out;
 }
 
+/** The decision for `cell` (at least the minimum) in its group, whose `all` cell is `all`. */
 async function reasonAgainst(source: BenchmarkSource, category: Category, segment: string, period: string, metric: Metric, cell: Cell, all: Cell | undefined, minimum: number): Promise<WithheldReason | null> {
   // Without a published `all`, nothing can be subtracted from: only the cell's own size matters.
   if (all === undefined || all.sampleSize < minimum) return null;
   const r = remembered.get(cell);
   if (r !== undefined && r.all === all && r.minimum === minimum) return r.reason;
   const names = await source.segments(category);
-  const group = await cellGroup(source, category, period, metric, minimum, names.includes(segment) ? names : [...names, segment]);
-  // The group read may return another object for this segment (an uncached source): decide by name.
-  return group.reasons.get(segment) ?? null;
+  const group = await cellGroup(source, category, period, metric, minimum, segment === ALL_SEGMENTS || names.includes(segment) ? names : [...names, segment]);
+  // The group read may return other objects (an uncached source): decide by name.
+  return segment === ALL_SEGMENTS ? group.allReason : (group.reasons.get(segment) ?? null);
 }
 
 const rememberedBases = new WeakMap<Cell, { readonly alls: readonly (Cell | undefined)[]; readonly minimum: number; readonly basis: ReadonlySet<Metric> }>();
 
 /**
  * The metrics a multi-metric `sample_size` of (category, period) may count together (`privacy/count-basis.ts`).
- * Needs every cell of the period; the result is remembered against its `all` cells (replaced together with
- * the segments' cells by an import), so a repeated request reads only the `all` cells.
+ * Needs every cell of the period (one read per segment); the result is remembered against its `all` cells
+ * (replaced together with the segments' cells by an import), so a repeated request reads only the `all` cells.
  */
 export async function countBasisOf(source: BenchmarkSource, category: Category, period: string, minimum: number): Promise<ReadonlySet<Metric>> {
   const metrics = metricsOf(category);
@@ -104,9 +125,7 @@ export async function countBasisOf(source: BenchmarkSource, category: Category, 
   if (key === undefined) return new Set();
   const r = rememberedBases.get(key);
   if (r !== undefined && r.minimum === minimum && r.alls.every((c, i) => c === alls[i])) return r.basis;
-  const names = await source.segments(category);
-  const groups = await Promise.all(metrics.map((m) => cellGroup(source, category, period, m, minimum, names)));
-  const basis = countBasis(new Map(metrics.map((m, i) => [m, groups[i] as CellGroup])), minimum);
+  const basis = countBasis(await periodGroups(source, category, period, metrics, minimum), minimum);
   rememberedBases.set(key, { alls, minimum, basis });
   return basis;
 }

@@ -1,12 +1,12 @@
 /** GET /data/v1/segments: the segments of a category with data in a period, with their sample sizes. */
 import * as v from "valibot";
-import { metricsOf } from "../../data/catalog.ts";
-import { ALL_SEGMENTS } from "../../data/source.ts";
-import type { Cell } from "../../data/source.ts";
 import type { Metric } from "../../data/catalog.ts";
+import { metricsOf } from "../../data/catalog.ts";
+import type { Cell } from "../../data/source.ts";
+import { ALL_SEGMENTS } from "../../data/source.ts";
 import { countBasis, sampleSizeOf } from "../../privacy/count-basis.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
-import { cellGroup } from "./publication.ts";
+import { periodGroups } from "./publication.ts";
 import { ok } from "../reply.ts";
 import { resolvePeriod } from "./cell-lookup.ts";
 import { defineDataEndpoint } from "./data-endpoint.ts";
@@ -15,8 +15,9 @@ import { categoryParam, periodParam } from "./query-params.ts";
 const Integer = v.pipe(v.number(), v.integer());
 
 /**
- * GET /segments. A segment's `sample_size` is the distinct businesses of its published metric cells, as in
- * /benchmarks; a segment with no published cell shows no size, only why (a withheld cell's size is never published).
+ * GET /segments. A segment's `sample_size` is the distinct businesses of its published metric cells, counted as
+ * /benchmarks counts them (only metrics published alike are counted together, `privacy/count-basis.ts`); a
+ * segment with no published cell shows no size, only why (a withheld cell's size is never published).
  */
 export const segmentsEndpoint = defineDataEndpoint({
   endpoint: "GET /segments",
@@ -31,7 +32,7 @@ export const segmentsEndpoint = defineDataEndpoint({
     segments: v.array(
       v.object({
         segment: v.string(),
-        sample_size: v.pipe(v.nullable(Integer), v.description("Distinct businesses of the segment's published metrics (one that reports several counts once); null when nothing is published.")),
+        sample_size: v.pipe(v.nullable(Integer), v.description("Distinct businesses of the segment's published metrics (one that reports several counts once), or a lower bound when segments publish different metrics (docs/privacy.md); null when nothing is published.")),
         published: v.pipe(v.boolean(), v.description("Whether any of the segment's figures are published.")),
         withheld_reason: v.nullable(v.picklist(["below_minimum", "complementary"])),
       }),
@@ -43,23 +44,21 @@ export const segmentsEndpoint = defineDataEndpoint({
     const period = await resolvePeriod(source, category, ALL_SEGMENTS, query.period);
     const names = await source.segments(category);
     const minimum = app.config.data.minSampleSize;
-    const metrics = metricsOf(category);
-    const groups = await Promise.all(metrics.map((m) => cellGroup(source, category, period, m, minimum, names)));
-    const basis = countBasis(new Map(metrics.map((m, i) => [m, groups[i]!])), minimum);
+    const groups = await periodGroups(source, category, period, metricsOf(category), minimum, names);
+    const basis = countBasis(groups, minimum);
     const segments: { segment: string; sample_size: number | null; published: boolean; withheld_reason: WithheldReason | null }[] = [];
     for (const segment of names) {
       const published = new Map<Metric, Cell>();
       let seen = false;
       let belowEverywhere = true;
-      metrics.forEach((m, i) => {
-        const g = groups[i]!;
+      for (const [m, g] of groups) {
         const cell = g.segments.get(segment);
-        if (cell === undefined) return;
+        if (cell === undefined) continue;
         seen = true;
         const reason = g.reasons.get(segment) ?? null;
         if (reason === null) published.set(m, cell);
         if (reason !== "below_minimum") belowEverywhere = false;
-      });
+      }
       if (!seen) continue;
       if (published.size > 0) segments.push({ segment, sample_size: sampleSizeOf(published, basis), published: true, withheld_reason: null });
       else segments.push({ segment, sample_size: null, published: false, withheld_reason: belowEverywhere ? "below_minimum" : "complementary" });
