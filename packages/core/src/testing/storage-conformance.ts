@@ -69,6 +69,19 @@ function quota(over: Partial<NonNullable<AdmitInput["quota"]>> = {}): NonNullabl
   };
 }
 
+/** Writes a `quota.warning` event for the account at `t` (its deliveries due then) and returns the event's id. */
+async function emitWarning(s: Storage, accountId: string, t: number, i: number): Promise<string> {
+  const evId = id("evt");
+  await s.emitEvent({ id: evId, type: "quota.warning", accountId, createdAt: new Date(t).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t);
+  return evId;
+}
+
+/** Ends a claimed delivery's attempt: a 200 that succeeded, or a 500 after which it is dead or waits for a retry. */
+function settle(s: Storage, d: ClaimedDelivery, at: number, next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number }): Promise<boolean> {
+  const ok = next.status === "succeeded";
+  return s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: d.attempt, at, statusCode: ok ? 200 : 500, latencyMs: 1, error: ok ? null : "http_status", responseBody: "" }, next });
+}
+
 async function drainEvents(s: Storage, now: number): Promise<ClaimedDelivery[]> {
   const all: ClaimedDelivery[] = [];
   for (;;) {
@@ -1210,11 +1223,7 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         await s.createWebhook(w, 10);
         const t = T0 + 8_000_000;
         const written: string[] = [];
-        for (let i = 0; i < 12; i++) {
-          const evId = id("evt");
-          written.push(evId);
-          await s.emitEvent({ id: evId, type: "quota.warning", accountId: a.id, createdAt: new Date(t).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t);
-        }
+        for (let i = 0; i < 12; i++) written.push(await emitWarning(s, a.id, t, i));
         expect((await s.listDeliveries(a.id, w.id, 100)).map((d) => d.eventId)).toEqual([...written].reverse());
         const claimed: string[] = [];
         for (let round = 0; round < 4; round++) {
@@ -1236,14 +1245,9 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         await s.createWebhook(v, 10);
         const t = T0 + 8_500_000;
         const written: string[] = [];
-        for (let i = 0; i < 4; i++) {
-          const evId = id("evt");
-          written.push(evId);
-          await s.emitEvent({ id: evId, type: "quota.warning", accountId: a.id, createdAt: new Date(t).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t);
-        }
+        for (let i = 0; i < 4; i++) written.push(await emitWarning(s, a.id, t, i));
         const claim = async (now: number, ordered = true) => (await s.claimDeliveries({ now, leaseMs: 60_000, limit: 100, perWebhook: 4, ordered })).filter((d) => d.webhookId === w.id || d.webhookId === v.id);
-        const complete = (d: ClaimedDelivery, at: number, next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number }) =>
-          s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: d.attempt, at, statusCode: next.status === "succeeded" ? 200 : 500, latencyMs: 1, error: next.status === "succeeded" ? null : "http_status", responseBody: "" }, next });
+        const complete = (d: ClaimedDelivery, at: number, next: Parameters<typeof settle>[3]) => settle(s, d, at, next);
         // Racing claims: one delivery per webhook in all, each webhook's first, however many claims race.
         const raced = (await Promise.all(Array.from({ length: 4 }, () => claim(t)))).flat();
         expect(raced.map((d) => [d.webhookId, d.eventId]).sort()).toEqual([[w.id, written[0]], [v.id, written[0]]].sort());
@@ -1271,14 +1275,9 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         await s.createWebhook(w, 10);
         const t = T0 + 8_700_000;
         const written: string[] = [];
-        for (let i = 0; i < 3; i++) {
-          const evId = id("evt");
-          written.push(evId);
-          await s.emitEvent({ id: evId, type: "quota.warning", accountId: a.id, createdAt: new Date(t).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t);
-        }
+        for (let i = 0; i < 3; i++) written.push(await emitWarning(s, a.id, t, i));
         const claim = async (now: number) => (await s.claimDeliveries({ now, leaseMs: 60_000, limit: 100, perWebhook: 4, ordered: true })).filter((d) => d.webhookId === w.id);
-        const complete = (d: ClaimedDelivery, at: number, next: { status: "succeeded" } | { status: "dead" }) =>
-          s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: d.attempt, at, statusCode: next.status === "succeeded" ? 200 : 500, latencyMs: 1, error: next.status === "succeeded" ? null : "http_status", responseBody: "" }, next });
+        const complete = (d: ClaimedDelivery, at: number, next: Parameters<typeof settle>[3]) => settle(s, d, at, next);
         const first = await claim(t);
         expect(first.map((d) => d.eventId)).toEqual([written[0]]);
         expect(await complete(first[0]!, t, { status: "dead" })).toBe(true);
@@ -1303,15 +1302,10 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         await s.createWebhook(w, 10);
         await s.createWebhook(v, 10);
         const t = T0 + 8_800_000;
-        const emit = async (i: number): Promise<string> => {
-          const evId = id("evt");
-          await s.emitEvent({ id: evId, type: "quota.warning", accountId: a.id, createdAt: new Date(t).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t);
-          return evId;
-        };
+        const emit = (i: number): Promise<string> => emitWarning(s, a.id, t, i);
         const mine = (ds: ClaimedDelivery[]) => ds.filter((d) => d.webhookId === w.id || d.webhookId === v.id);
         const claim = async (now: number) => mine(await s.claimDeliveries({ now, leaseMs: 60_000, limit: 1000, perWebhook: 4, ordered: true }));
-        const complete = (d: ClaimedDelivery, at: number, next: { status: "succeeded" } | { status: "pending"; at: number }) =>
-          s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: d.attempt, at, statusCode: next.status === "succeeded" ? 200 : 500, latencyMs: 1, error: next.status === "succeeded" ? null : "http_status", responseBody: "" }, next });
+        const complete = (d: ClaimedDelivery, at: number, next: Parameters<typeof settle>[3]) => settle(s, d, at, next);
         const head = await emit(0);
         const first = await claim(t);
         expect(first.map((d) => [d.webhookId, d.eventId]).sort()).toEqual([[w.id, head], [v.id, head]].sort());
