@@ -164,6 +164,26 @@ for (const [name, open] of Object.entries(stores)) {
       }
     });
 
+    it("a business reported under two segments (s1 30, s2 30, all 59): all − s1 − s2 would give its value; only all is published", async () => {
+      const storage = await open();
+      await storage.migrate?.();
+      try {
+        const row = (business_id: string, segment: string, value: number): string => JSON.stringify({ business_id, category: "ecommerce", segment, period: PERIOD, metric: "gross_margin", value }) + "\n";
+        const lines: string[] = [];
+        for (let i = 0; i < 29; i++) lines.push(row(`a${i}`, "s1", 0.3 + i / 100), row(`b${i}`, "s2", 0.2 + i / 200));
+        lines.push(row("x", "s1", 0.8123), row("x", "s2", 0.8123));
+        await importObservations(storage, lines, { format: "ndjson" });
+        const api = await attackerOf(storage);
+        const h = await harvest(api, ["s1", "s2"]);
+        // The review's attack: 59 × mean_all − 30 × mean_s1 − 30 × mean_s2 = −0.8123. Nothing to subtract now.
+        expect([...h.published.keys()]).toEqual(["all"]);
+        expect(h.published.get("all")!.n).toBe(59);
+        for (const body of h.bodies) expect(body).not.toMatch(/"sample_size":30\b/);
+      } finally {
+        await storage.close?.();
+      }
+    });
+
     it("sample_size of several metrics counts the published metrics' distinct businesses, and nothing of a withheld metric", async () => {
       const storage = await open();
       await storage.migrate?.();

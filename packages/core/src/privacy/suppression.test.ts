@@ -27,6 +27,20 @@ describe("decideSuppression", () => {
     expect(Object.fromEntries(d.segments)).toEqual({ a: "complementary", b: "below_minimum", c: "below_minimum" });
   });
 
+  it("a business counted in two segments: all 59 − 30 − 30 = −1 would give that business's value; both segments are withheld", () => {
+    const sizes = new Map([["s1", 30], ["s2", 30]]);
+    // A negative difference always means businesses counted twice, with or without being told.
+    for (const overlapping of [false, true]) {
+      const d = decideSuppression(59, sizes, 30, { overlapping });
+      expect(d.all).toBeNull();
+      expect(Object.fromEntries(d.segments)).toEqual({ s1: "complementary", s2: "complementary" });
+    }
+    // A difference of 0 is trusted only when no business is counted twice: 60 = 30 + 30 may be one business in
+    // both segments and another in none, and the subtraction would give the difference of their values.
+    expect(Object.fromEntries(decideSuppression(60, sizes, 30).segments)).toEqual({ s1: null, s2: null });
+    expect(Object.fromEntries(decideSuppression(60, sizes, 30, { overlapping: true }).segments)).toEqual({ s1: "complementary", s2: null });
+  });
+
   it("chooses complementary segments in name order, not by size (the review's case: 30, 30 and 5)", () => {
     // Smallest-first withheld s1 (30, ties by name) and published s2 (30): s1 ≤ 30 and ≥ 30, so s3 = 65 − 60 = 5.
     const d = decideSuppression(65, new Map([["s2", 30], ["s1", 30], ["s3", 5]]), 30);
@@ -76,7 +90,8 @@ describe("decideSuppression", () => {
           if (n > 0) sizes.set(`s${s}`, n);
         }
         const all = members.size;
-        const d = decideSuppression(all > 0 ? all : null, sizes, minimum);
+        const overlapping = [...members.values()].some((set) => set.size > 1);
+        const d = decideSuppression(all > 0 ? all : null, sizes, minimum, { overlapping });
         for (const [name, n] of sizes) {
           const r = d.segments.get(name);
           if (n < minimum) expect(r).toBe("below_minimum");
@@ -92,7 +107,12 @@ describe("decideSuppression", () => {
         let hidden = 0;
         for (const set of members.values()) if (![...set].some((s) => published.has(s))) hidden++;
         expect(hidden === 0 || hidden >= minimum).toBe(true);
-        // Every difference between published aggregates (all minus any published subset) covers 0 or ≥ minimum.
+        // What the subtraction itself gives (all − Σ published, businesses in two segments netted out): nothing
+        // with every business in one segment, else at least the minimum (never a negative that isolates those
+        // counted twice).
+        let difference = all;
+        for (const [name, r] of d.segments) if (r === null) difference -= sizes.get(name) as number;
+        expect((difference === 0 && !overlapping) || difference >= minimum).toBe(true);
       }),
       { numRuns: 2000 },
     );

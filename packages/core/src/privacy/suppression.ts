@@ -19,12 +19,13 @@
  * - if no choice of segments is enough, `all` is withheld too (`complementary`), and the segments stay as
  *   chosen: publishing them again would make `all`'s fate depend on the small cell's size, and so tell it.
  *
- * What an attacker who knows this rule can still learn about a cell below the minimum is docs/privacy.md's
- * "What remains possible" (at most that it is not minimum − 1, when two or more segments were withheld).
+ * What an attacker who knows this rule can still learn is docs/privacy.md's "What remains possible": the top
+ * of a withheld cell's range, and, when `all` is withheld too, that the category is small.
  *
  * Sizes are distinct businesses. A business normally sits in one segment; one reported under two segments
- * is counted in both segments' cells and once in `all`, so `all − Σ published segments` never overstates
- * the businesses outside the published segments: using it is conservative.
+ * is counted in both segments' cells and once in `all`, so `all − Σ published segments` nets it out: a
+ * negative difference isolates the businesses counted twice (59 − 30 − 30 gives one business's value), and
+ * with any business counted twice a difference of 0 may hide one in no segment. Neither is accepted then.
  */
 
 /** Why a cell is not published. Neither reason carries a number: the size of a withheld cell is never shown. */
@@ -38,12 +39,22 @@ export interface SuppressionDecision {
   readonly segments: ReadonlyMap<string, WithheldReason | null>;
 }
 
+/** What else a group's decision must take into account. */
+export interface SuppressionOptions {
+  /**
+   * Some business is counted in two segments of the group. `all − Σ published` then nets such businesses out
+   * (it can be 0 or negative with businesses still hidden, and a negative one isolates those counted twice),
+   * so it must reach the minimum: never 0 or below.
+   */
+  readonly overlapping?: boolean;
+}
+
 /**
  * Decides publication for the cells of one (category, period, metric) from their sizes: `all` (null when the
  * group has no `all` cell) and each segment's distinct businesses. Deterministic, and the same whatever order
  * the segments are given in.
  */
-export function decideSuppression(all: number | null, segments: ReadonlyMap<string, number>, minimum: number): SuppressionDecision {
+export function decideSuppression(all: number | null, segments: ReadonlyMap<string, number>, minimum: number, options: SuppressionOptions = {}): SuppressionDecision {
   const out = new Map<string, WithheldReason | null>();
   const published: { name: string; n: number }[] = [];
   let below = 0;
@@ -56,12 +67,17 @@ export function decideSuppression(all: number | null, segments: ReadonlyMap<stri
       published.push({ name, n });
     }
   }
-  if (all === null || all < minimum) return { all: all === null ? null : "below_minimum", segments: out };
-  // Businesses of `all` outside every published segment (a lower bound when businesses sit in two segments).
-  let hidden = all;
+  // Businesses of `all` outside every published segment (net of those counted in two segments).
+  let hidden = all ?? 0;
   for (const p of published) hidden -= p.n;
-  if (below === 0 && hidden <= 0) return { all: null, segments: out };
   let complementary = 0;
+  const withhold = (p: { name: string; n: number }): void => {
+    out.set(p.name, "complementary");
+    hidden += p.n;
+    complementary++;
+  };
+  if (all === null || all < minimum) return { all: all === null ? null : "below_minimum", segments: out };
+  if (below === 0 && hidden === 0 && !options.overlapping) return { all: null, segments: out };
   // What the attacker can tell about one cell below the minimum: the others hold at least 1 each, and each
   // complementary cell at least the minimum (and, with none, the others at most minimum − 1 each).
   const enough = (): boolean => {
@@ -74,9 +90,7 @@ export function decideSuppression(all: number | null, segments: ReadonlyMap<stri
   published.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const p of published) {
     if (enough()) break;
-    out.set(p.name, "complementary");
-    hidden += p.n;
-    complementary++;
+    withhold(p);
   }
   return { all: enough() ? null : "complementary", segments: out };
 }

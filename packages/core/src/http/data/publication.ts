@@ -12,6 +12,7 @@
  */
 import type { Category, Metric } from "../../data/catalog.ts";
 import { metricsOf } from "../../data/catalog.ts";
+import { distinctBusinesses } from "../../data/distinct-businesses.ts";
 import type { BenchmarkSource, Cell } from "../../data/source.ts";
 import { ALL_SEGMENTS } from "../../data/source.ts";
 import type { MetricCells } from "../../privacy/count-basis.ts";
@@ -32,39 +33,40 @@ export type CellGroup = MetricCells;
 
 /** Reads and decides the whole group of (category, period, metric), remembering each cell's decision. */
 export async function cellGroup(source: BenchmarkSource, category: Category, period: string, metric: Metric, minimum: number, names?: readonly string[]): Promise<CellGroup> {
-  return (await periodGroups(source, category, period, [metric], minimum, names)).get(metric) as CellGroup;
+  const groups = await periodGroups(source, category, period, minimum, names);
+  return groups.get(metric) ?? { all: undefined, allReason: null, segments: new Map(), reasons: new Map() };
 }
 
-/** The groups of several metrics of one (category, period): one read per segment, whatever the number of metrics. */
-export async function periodGroups(
-  source: BenchmarkSource,
-  category: Category,
-  period: string,
-  metrics: readonly Metric[],
-  minimum: number,
-  names?: readonly string[],
-): Promise<Map<Metric, CellGroup>> {
+/** The groups of every metric of one (category, period), each decided on its own, with one read per segment. */
+export async function periodGroups(source: BenchmarkSource, category: Category, period: string, minimum: number, names?: readonly string[]): Promise<Map<Metric, CellGroup>> {
+  const metrics = metricsOf(category);
   const segmentNames = names ?? (await source.segments(category));
   const found = await Promise.all([ALL_SEGMENTS, ...segmentNames].map((s) => source.cells(category, s, period, metrics)));
   const groups = new Map<Metric, CellGroup>();
   for (const metric of metrics) {
+    const all = found[0]?.get(metric);
     const segments = new Map<string, Cell>();
     segmentNames.forEach((s, i) => {
       const c = found[i + 1]?.get(metric);
       if (c !== undefined) segments.set(s, c);
     });
-    groups.set(metric, decideGroup(found[0]?.get(metric), segments, minimum));
+    if (all === undefined && segments.size === 0) continue;
+    const sizes = new Map<string, number>();
+    for (const [s, c] of segments) sizes.set(s, c.sampleSize);
+    const d = decideSuppression(all === undefined ? null : all.sampleSize, sizes, minimum, { overlapping: overlapping(all, segments) });
+    if (all !== undefined) remembered.set(all, { all, minimum, reason: d.all });
+    for (const [s, c] of segments) remembered.set(c, { all, minimum, reason: d.segments.get(s) ?? null });
+    groups.set(metric, { all, segments, allReason: d.all, reasons: d.segments });
   }
   return groups;
 }
 
-function decideGroup(all: Cell | undefined, segments: ReadonlyMap<string, Cell>, minimum: number): CellGroup {
-  const sizes = new Map<string, number>();
-  for (const [s, c] of segments) sizes.set(s, c.sampleSize);
-  const d = decideSuppression(all === undefined ? null : all.sampleSize, sizes, minimum);
-  if (all !== undefined) remembered.set(all, { all, minimum, reason: d.all });
-  for (const [s, c] of segments) remembered.set(c, { all, minimum, reason: d.segments.get(s) ?? null });
-  return { all, segments, allReason: d.all, reasons: d.segments };
+/** Whether some business is counted in two of the segments' cells (from the identities; else from the sizes). */
+function overlapping(all: Cell | undefined, segments: ReadonlyMap<string, Cell>): boolean {
+  const cells = [...segments.values()];
+  const total = cells.reduce((t, c) => t + c.sampleSize, 0);
+  if (cells.every((c) => c.businesses !== undefined)) return distinctBusinesses(cells) < total;
+  return all !== undefined && total > all.sampleSize;
 }
 
 /**
@@ -83,7 +85,7 @@ export async function withheldReason(source: BenchmarkSource, category: Category
   return reasonAgainst(source, category, segment, period, metric, cell, all, minimum);
 }
 
-/** Like `withheldReason` for several metrics of one segment and period (one read of the `all` cells). */
+/** Like `withheldReason` for several metrics of one segment and period (one read of the `all` cells, one group read at most). */
 export async function withheldReasons(source: BenchmarkSource, category: Category, segment: string, period: string, cells: ReadonlyMap<Metric, Cell>, minimum: number): Promise<Map<Metric, WithheldReason | null>> {
   const out = new Map<Metric, WithheldReason | null>();
   const pending: Metric[] = [];
@@ -93,21 +95,33 @@ export async function withheldReasons(source: BenchmarkSource, category: Categor
   }
   if (pending.length === 0) return out;
   const alls = segment === ALL_SEGMENTS ? cells : await source.cells(category, ALL_SEGMENTS, period, pending);
-  const decided = await Promise.all(pending.map((m) => reasonAgainst(source, category, segment, period, m, cells.get(m) as Cell, alls.get(m), minimum)));
-  pending.forEach((m, i) => out.set(m, decided[i] ?? null));
+  const unknown: Metric[] = [];
+  for (const m of pending) {
+    const r = remembered.get(cells.get(m) as Cell);
+    if (r !== undefined && r.all === alls.get(m) && r.minimum === minimum) out.set(m, r.reason);
+    else unknown.push(m);
+  }
+  if (unknown.length === 0) return out;
+  const names = await source.segments(category);
+  const groups = await periodGroups(source, category, period, minimum, segment === ALL_SEGMENTS || names.includes(segment) ? names : [...names, segment]);
+  // The group read may return other objects (an uncached source): decide by name.
+  for (const m of unknown) out.set(m, reasonIn(groups.get(m), segment));
   return out;
+}
+
+function reasonIn(group: CellGroup | undefined, segment: string): WithheldReason | null {
+  if (group === undefined) return null;
+  return segment === ALL_SEGMENTS ? group.allReason : (group.reasons.get(segment) ?? null);
 }
 
 /** The decision for `cell` (at least the minimum) in its group, whose `all` cell is `all`. */
 async function reasonAgainst(source: BenchmarkSource, category: Category, segment: string, period: string, metric: Metric, cell: Cell, all: Cell | undefined, minimum: number): Promise<WithheldReason | null> {
-  // Without a published `all`, nothing can be subtracted from: only the cell's own size matters.
-  if (all === undefined || all.sampleSize < minimum) return null;
   const r = remembered.get(cell);
   if (r !== undefined && r.all === all && r.minimum === minimum) return r.reason;
   const names = await source.segments(category);
-  const group = await cellGroup(source, category, period, metric, minimum, segment === ALL_SEGMENTS || names.includes(segment) ? names : [...names, segment]);
+  const groups = await periodGroups(source, category, period, minimum, segment === ALL_SEGMENTS || names.includes(segment) ? names : [...names, segment]);
   // The group read may return other objects (an uncached source): decide by name.
-  return segment === ALL_SEGMENTS ? group.allReason : (group.reasons.get(segment) ?? null);
+  return reasonIn(groups.get(metric), segment);
 }
 
 const rememberedBases = new WeakMap<Cell, { readonly alls: readonly (Cell | undefined)[]; readonly minimum: number; readonly basis: ReadonlySet<Metric> }>();
@@ -125,7 +139,7 @@ export async function countBasisOf(source: BenchmarkSource, category: Category, 
   if (key === undefined) return new Set();
   const r = rememberedBases.get(key);
   if (r !== undefined && r.minimum === minimum && r.alls.every((c, i) => c === alls[i])) return r.basis;
-  const basis = countBasis(await periodGroups(source, category, period, metrics, minimum), minimum);
+  const basis = countBasis(await periodGroups(source, category, period, minimum), minimum);
   rememberedBases.set(key, { alls, minimum, basis });
   return basis;
 }

@@ -44,7 +44,7 @@ export const segmentsEndpoint = defineDataEndpoint({
     const period = await resolvePeriod(source, category, ALL_SEGMENTS, query.period);
     const names = await source.segments(category);
     const minimum = app.config.data.minSampleSize;
-    const groups = await periodGroups(source, category, period, metricsOf(category), minimum, names);
+    const groups = await periodGroups(source, category, period, minimum, names);
     const basis = countBasis(groups, minimum);
     const segments: { segment: string; sample_size: number | null; published: boolean; withheld_reason: WithheldReason | null }[] = [];
     for (const segment of names) {
