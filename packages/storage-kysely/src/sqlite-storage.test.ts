@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storageConformance } from "@benchdata/core/testing";
 import { openStorage } from "./open-storage.ts";
@@ -44,8 +43,9 @@ describe("sqlite specifics", () => {
     await s.migrate();
     await s.migrate();
     await s.close();
-    const db = new Database(path, { readonly: true });
-    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    // Through the runtime's own driver, as the store: better-sqlite3 12 aborts on Node 24 when a statement is freed.
+    const db = await openSqlite(path);
+    expect(db.prepare("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     expect(db.prepare("SELECT count(*) AS n FROM benchdata_migrations").get()).toEqual({ n: SQLITE_MIGRATIONS.length });
     db.close();
   });
@@ -57,7 +57,7 @@ describe("sqlite specifics", () => {
     const T = Date.UTC(2026, 10, 25, 12);
     await s.createAccount({ id: "acc_old", name: "Old", tier: "growth", createdAt: T, limits: {}, allowedCidrs: [], billing: {} });
     // The row an older server leaves: the whole log as one blob, no head/next.
-    const raw = new Database(path);
+    const raw = await openSqlite(path);
     raw.prepare("INSERT INTO rate_windows (key_id, stamps) VALUES (?, ?)").run("key_old", encodeLog(Array.from({ length: 10 }, (_, i) => T + i * 1000)));
     raw.close();
     const admit = (now: number, perMinute: number) => s.admit({ now, keyId: "key_old", accountId: "acc_old", perMinute, perDay: 1000, windowMs: 60_000, quota: null });
@@ -65,7 +65,7 @@ describe("sqlite specifics", () => {
     expect(await admit(T + 20_001, 11)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T + 60_000 } });
     expect(await admit(T + 60_000, 11)).toMatchObject({ kind: "allowed", minute: { remaining: 0, resetAt: T + 61_000 } });
     await s.close();
-    const check = new Database(path);
+    const check = await openSqlite(path);
     const row = check.prepare("SELECT length(stamps) AS n, head, next FROM rate_windows WHERE key_id = 'key_old'").get() as { n: number; head: number; next: number };
     expect(row).toEqual({ n: 0, head: 1, next: 12 });
     const chunks = check.prepare("SELECT chunk FROM window_chunks WHERE key_id = 'key_old' ORDER BY chunk").all() as { chunk: number }[];
@@ -89,7 +89,7 @@ describe("sqlite specifics", () => {
     await s.close();
     // With statistics gathered over the queue, the plan still reaches deliveries only by that index's seeks (and
     // LIMIT 1 scans) and the rowid: the old plan walked deliveries_due over every due delivery.
-    const raw = new Database(path);
+    const raw = await openSqlite(path);
     raw.exec("ANALYZE");
     const plan = (raw.prepare(`EXPLAIN QUERY PLAN ${SQLITE_CLAIM_HEADS}`).all({ now: T + 1000 }) as { detail: string }[]).map((r) => r.detail);
     raw.close();

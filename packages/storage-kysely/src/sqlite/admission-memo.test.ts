@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AccountRecord, AdmitInput, ApiKeyRecord, Storage } from "@benchdata/core";
 import { openStorage } from "../open-storage.ts";
+import { openSqlite } from "./driver.ts";
 import { createSqliteStorage } from "./sqlite-storage.ts";
 import { BoundedMap } from "../bounded-map.ts";
 import { admissionMemo } from "./admission-memo.ts";
@@ -81,7 +81,7 @@ describe("sqlite admissions remember what they wrote only while nothing else wri
       const limits = { perMinute: 100, perDay: 5 };
       expect(await admitAs(a, who, T0, limits)).toBe("allowed");
       expect(await admitAs(a, who, T0 + 1, limits)).toBe("allowed");
-      const operator = new Database(path);
+      const operator = await openSqlite(path);
       operator.prepare("UPDATE day_counters SET count = 5 WHERE account_id = ?").run(who.account.id);
       operator.close();
       expect(await admitAs(a, who, T0 + 2, limits)).toBe("rate_limited");
@@ -129,7 +129,7 @@ describe("sqlite admissions when the memo is full", () => {
   it("a day counter dropped from the memo mid-batch keeps the batch's increments (the daily limit stays exact)", async () => {
     const path = join(dir, `memo-${++n}.db`);
     const s = await openStorage(`sqlite:${path}`, { clock: "app" });
-    const db = new Database(path);
+    const db = await openSqlite(path);
     const small = createSqliteStorage(db, { clock: "app", admissionMemoSize: 1 });
     try {
       await s.migrate();
