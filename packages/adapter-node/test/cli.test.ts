@@ -224,6 +224,9 @@ describe("benchdata CLI", () => {
     expect(JSON.parse(ok.stdout.trim().split("\n").pop()!)).toMatchObject({ added: [{ category: "retail", period: "2026-Q2" }], replaced: [] });
     const again = cli(["import", good, "--db", db]);
     expect(again.stderr).toContain("(category, period) pairs: 0 added, 1 replaced");
+    // A replaced period can be differenced against its earlier version: the operator is told, and not on a first import.
+    expect(again.stderr).toContain("note: retail 2026-Q2 replaced earlier data");
+    expect(ok.stderr).not.toContain("replaced earlier data");
 
     const bad = join(dir, "bad.csv");
     writeFileSync(bad, [rows[0], "a,retail,stores,2026-Q3,gross_margin,0.5", "b,retail,stores,2026-Q3,churn_rate,0.1", ""].join("\n"));

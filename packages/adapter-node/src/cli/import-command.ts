@@ -27,6 +27,14 @@ export async function runImport(options: { file: string; db: string; format?: "c
         `${summary.cells.toLocaleString("en-US")} cells; (category, period) pairs: ${summary.added.length} added, ${summary.replaced.length} replaced; in ${(summary.ms / 1000).toFixed(1)} s` +
         (summary.belowMinimum > 0 ? ` (${summary.belowMinimum} cells below the publication minimum will be withheld)` : ""),
     );
+    if (summary.replaced.length > 0) {
+      // Each version of a period is decided for publication on its own: figures the earlier version published can
+      // be subtracted from this one's when its segments changed (docs/privacy.md, "Re-importing a period").
+      process.stderr.write(
+        `note: ${summary.replaced.map((r) => `${r.category} ${r.period}`).join(", ")} replaced earlier data. If a segment was added or grew from below the publication minimum, ` +
+          "the earlier version's figures can be subtracted from this one's: publish late segments with the next period (docs/operations.md, import).\n",
+      );
+    }
     process.stdout.write(`${JSON.stringify({ rows: summary.rows, businesses: summary.businesses, cells: summary.cells, added: summary.added, replaced: summary.replaced, ms: Math.round(summary.ms) })}\n`);
     return 0;
   } catch (e) {
