@@ -67,8 +67,9 @@ export function decideSuppression(all: number | null, segments: ReadonlyMap<stri
       published.push({ name, n });
     }
   }
+  if (all === null || all < minimum) return { all: all === null ? null : "below_minimum", segments: out };
   // Businesses of `all` outside every published segment (net of those counted in two segments).
-  let hidden = all ?? 0;
+  let hidden = all;
   for (const p of published) hidden -= p.n;
   let complementary = 0;
   const withhold = (p: { name: string; n: number }): void => {
@@ -76,7 +77,6 @@ export function decideSuppression(all: number | null, segments: ReadonlyMap<stri
     hidden += p.n;
     complementary++;
   };
-  if (all === null || all < minimum) return { all: all === null ? null : "below_minimum", segments: out };
   if (below === 0 && hidden === 0 && !options.overlapping) return { all: null, segments: out };
   // What the attacker can tell about one cell below the minimum: the others hold at least 1 each, and each
   // complementary cell at least the minimum (and, with none, the others at most minimum − 1 each).
