@@ -80,7 +80,7 @@ describe("decideSuppression", () => {
       return { minimum, segments, members };
     });
 
-  it("property: every hidden group is empty or covers the minimum; every cell below the minimum is withheld", () => {
+  it("property: every hidden group is empty or covers the minimum; every cell below the minimum is withheld; published segments share no business", () => {
     fc.assert(
       fc.property(population, ({ minimum, segments, members }) => {
         const sizes = new Map<string, number>();
@@ -91,7 +91,11 @@ describe("decideSuppression", () => {
         }
         const all = members.size;
         const overlapping = [...members.values()].some((set) => set.size > 1);
-        const d = decideSuppression(all > 0 ? all : null, sizes, minimum, { overlapping });
+        const shareOf = (a: string, b: string): boolean => [...members.values()].some((set) => set.has(Number(a.slice(1))) && set.has(Number(b.slice(1))));
+        const d = decideSuppression(all > 0 ? all : null, sizes, minimum, { overlapping, share: shareOf });
+        // No two published segments share a business (one minus the other would give the ones they do not share).
+        const shown = [...d.segments].filter(([, r]) => r === null).map(([name]) => name);
+        for (const a of shown) for (const b of shown) if (a < b) expect(shareOf(a, b), `${a} and ${b}`).toBe(false);
         for (const [name, n] of sizes) {
           const r = d.segments.get(name);
           if (n < minimum) expect(r).toBe("below_minimum");

@@ -47,6 +47,12 @@ export interface SuppressionOptions {
    * so it must reach the minimum: never 0 or below.
    */
   readonly overlapping?: boolean;
+  /**
+   * Whether two segments share a business. Two published segments that share businesses can be subtracted from
+   * each other (s2 = s1 plus a few gives the few: their size, sum and values), so of segments that share, at
+   * most one is published.
+   */
+  readonly share?: (a: string, b: string) => boolean;
 }
 
 /**
@@ -67,17 +73,31 @@ export function decideSuppression(all: number | null, segments: ReadonlyMap<stri
       published.push({ name, n });
     }
   }
+  published.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  let complementary = 0;
+  // Published segments must not share a business: in name order, one that shares with a segment kept before it
+  // is withheld. It counts as complementary in the bounds below, as if all its businesses were hidden (stricter).
+  const share = options.share;
+  if (share !== undefined) {
+    const kept: { name: string; n: number }[] = [];
+    for (const p of published) {
+      if (kept.some((k) => share(k.name, p.name))) {
+        out.set(p.name, "complementary");
+        complementary++;
+      } else kept.push(p);
+    }
+    published.splice(0, published.length, ...kept);
+  }
   if (all === null || all < minimum) return { all: all === null ? null : "below_minimum", segments: out };
   // Businesses of `all` outside every published segment (net of those counted in two segments).
   let hidden = all;
   for (const p of published) hidden -= p.n;
-  let complementary = 0;
   const withhold = (p: { name: string; n: number }): void => {
     out.set(p.name, "complementary");
     hidden += p.n;
     complementary++;
   };
-  if (below === 0 && hidden === 0 && !options.overlapping) return { all: null, segments: out };
+  if (below === 0 && complementary === 0 && hidden === 0 && !options.overlapping) return { all: null, segments: out };
   // What the attacker can tell about one cell below the minimum: the others hold at least 1 each, and each
   // complementary cell at least the minimum (and, with none, the others at most minimum − 1 each).
   const enough = (): boolean => {
@@ -87,8 +107,7 @@ export function decideSuppression(all: number | null, segments: ReadonlyMap<stri
     const least = complementary > 0 ? 1 : hidden - (below - 1) * (minimum - 1);
     return most >= minimum - 1 && least <= 1;
   };
-  published.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const p of published) {
+  for (const p of [...published]) {
     if (enough()) break;
     withhold(p);
   }

@@ -53,12 +53,39 @@ export async function periodGroups(source: BenchmarkSource, category: Category, 
     if (all === undefined && segments.size === 0) continue;
     const sizes = new Map<string, number>();
     for (const [s, c] of segments) sizes.set(s, c.sampleSize);
-    const d = decideSuppression(all === undefined ? null : all.sampleSize, sizes, minimum, { overlapping: overlapping(all, segments) });
+    const overlaps = overlapping(all, segments);
+    const d = decideSuppression(all === undefined ? null : all.sampleSize, sizes, minimum, { overlapping: overlaps, share: overlaps ? sharing(all, segments) : undefined });
     if (all !== undefined) remembered.set(all, { all, minimum, reason: d.all });
     for (const [s, c] of segments) remembered.set(c, { all, minimum, reason: d.segments.get(s) ?? null });
     groups.set(metric, { all, segments, allReason: d.all, reasons: d.segments });
   }
   return groups;
+}
+
+/**
+ * Which pairs of segments' cells share a business, from the identities (one pass over them). Without identities
+ * (cells published before they were kept), any two segments may share when the segments add up to more than `all`.
+ */
+function sharing(all: Cell | undefined, segments: ReadonlyMap<string, Cell>): (a: string, b: string) => boolean {
+  const cells = [...segments];
+  if (!cells.every(([, c]) => c.businesses !== undefined)) {
+    const total = cells.reduce((t, [, c]) => t + c.sampleSize, 0);
+    const may = all !== undefined && total > all.sampleSize;
+    return () => may;
+  }
+  const owners = new Map<number, string[]>();
+  const pairs = new Set<string>();
+  for (const [name, c] of cells) {
+    for (const b of c.businesses as Uint32Array) {
+      const earlier = owners.get(b);
+      if (earlier === undefined) owners.set(b, [name]);
+      else {
+        for (const other of earlier) pairs.add(other < name ? `${other}\u0000${name}` : `${name}\u0000${other}`);
+        earlier.push(name);
+      }
+    }
+  }
+  return (a, b) => pairs.has(a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`);
 }
 
 /** Whether some business is counted in two of the segments' cells (from the identities; else from the sizes). */
