@@ -135,10 +135,10 @@ function publishedVectors(atoms: readonly Atom[], shown: Shown, rule: (x: string
 
 /** docs/privacy.md's rule: distinct businesses of the basis metrics, or the largest cell when that is larger. */
 function documentedRule(atoms: readonly Atom[], shown: Shown): (x: string, included: readonly M[]) => Vec {
+  // The metrics whose every cell is published: `all`'s, and each segment's that has businesses for it.
   const segments = [...new Set(atoms.map((a) => a.segment))];
-  const shownSegments = segments.filter((s) => METRICS.some((m) => shown.cells.has(`${s}/${m}`)));
   const basis = METRICS.filter(
-    (m) => shown.cells.has(`all/${m}`) && shownSegments.every((s) => shown.cells.has(`${s}/${m}`) || !atoms.some((a) => a.n > 0 && a.segment === s && a.metrics.includes(m))),
+    (m) => shown.cells.has(`all/${m}`) && segments.every((s) => shown.cells.has(`${s}/${m}`) || !atoms.some((a) => a.n > 0 && a.segment === s && a.metrics.includes(m))),
   );
   return (x, included) => {
     const union = vecOf(atoms, (a) => inX(x)(a) && reports(included.filter((m) => basis.includes(m)))(a));
@@ -285,6 +285,27 @@ for (const [name, open] of Object.entries(stores)) {
         expect(learnable(atoms, publishedVectors(atoms, shown, documentedRule(atoms, shown)), shown)).toEqual([]);
         const seg = await api.get(`/segments?category=ecommerce&period=${PERIOD}`);
         expect(seg.text).not.toMatch(/"sample_size":(3|73)\b/);
+      } finally {
+        await storage.close?.();
+      }
+    });
+
+    it("the fourth review's case: withheld businesses' metric patterns, with the cells the breakdown lists, no longer pin a withheld cell", async () => {
+      const storage = await open();
+      await storage.migrate?.();
+      try {
+        // s1 30 and s2 30 report both; s3 1 only gross_margin; s4 29 both; s5 1 only revenue_growth. Per metric,
+        // all, s1 and s2 are published and the rest withheld. Counting both metrics together told that 31 withheld
+        // businesses report one or the other and 30 each, so 1 reports gross_margin and not revenue_growth: s3's,
+        // the only withheld segment with a gross_margin cell and none for revenue_growth. So s3 = 1, s4 = 29.
+        const structure: Structure = { s1: [0, 0, 30, 0, 0, 0, 0], s2: [0, 0, 30, 0, 0, 0, 0], s3: [1, 0, 0, 0, 0, 0, 0], s4: [0, 0, 29, 0, 0, 0, 0], s5: [0, 1, 0, 0, 0, 0, 0] };
+        await importStructure(storage, structure);
+        const api = await attackerOf(storage);
+        const shown = await harvest(api, Object.keys(structure));
+        // Neither metric hides nothing, so nothing is counted together: each answer shows its largest cell.
+        expect(Object.fromEntries([...shown.answers].map(([x, a]) => [x, a.n]))).toEqual({ all: 90, s1: 30, s2: 30 });
+        const atoms = atomsOf(structure);
+        expect(learnable(atoms, publishedVectors(atoms, shown, documentedRule(atoms, shown)), shown)).toEqual([]);
       } finally {
         await storage.close?.();
       }

@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * Aggregate percentiles of every metric of a category
-         * @description Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` counts the distinct businesses that reported at least one of the metrics included (a business reporting several counts once; businesses of withheld metrics only are not counted). Only metrics published alike in `all` and every segment that shows anything are counted together; otherwise it is the largest included cell's size when that is larger, a lower bound (docs/privacy.md).
+         * @description Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` counts the distinct businesses that reported at least one of the metrics included (a business reporting several counts once; businesses of withheld metrics only are not counted). Only metrics whose every cell (`all`'s and each segment's) is published are counted together; otherwise it is the largest included cell's size when that is larger, a lower bound (docs/privacy.md).
          */
         get: operations["getBenchmarks"];
         put?: never;

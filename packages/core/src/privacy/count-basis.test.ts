@@ -20,24 +20,24 @@ const GM = "gross_margin" as Metric;
 const RG = "revenue_growth" as Metric;
 
 describe("countBasis", () => {
-  it("counts together the metrics every shown segment publishes (or lacks), and not one a shown segment withholds", () => {
+  it("counts together only the metrics whose every cell is published, not one a segment withholds", () => {
     // s1 publishes both; s2 publishes gross_margin and withholds revenue_growth (complementary).
     const groups = new Map([
       [GM, group(cell([0, 80]), { s1: [cell([0, 40]), null], s2: [cell([40, 80]), null] })],
       [RG, group(cell([0, 75]), { s1: [cell([0, 40]), null], s2: [cell([40, 75]), "complementary"] })],
     ]);
     expect([...countBasis(groups, 30)]).toEqual([GM]);
-    // s2 without any revenue_growth business: both metrics are published alike.
+    // s2 without any revenue_growth business: every cell of both metrics is published.
     groups.set(RG, group(cell([0, 40]), { s1: [cell([0, 40]), null] }));
     expect([...countBasis(groups, 30)].sort()).toEqual([GM, RG]);
   });
 
-  it("a segment with nothing published does not narrow the basis (its businesses are hidden for every metric alike)", () => {
+  it("a segment with nothing published takes its metrics out of the basis too (the withheld businesses' patterns could pin a cell)", () => {
     const groups = new Map([
       [GM, group(cell([0, 70]), { s1: [cell([0, 40]), null], s2: [cell([40, 70]), "complementary"] })],
       [RG, group(cell([0, 70]), { s1: [cell([0, 35]), null], s2: [cell([40, 70]), "complementary"] })],
     ]);
-    expect([...countBasis(groups, 30)].sort()).toEqual([GM, RG]);
+    expect([...countBasis(groups, 30)]).toEqual([]);
   });
 
   it("drops the basis when all's union minus the segments' unions falls between 1 and the minimum − 1 (the guard)", () => {

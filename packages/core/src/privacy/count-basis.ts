@@ -6,12 +6,15 @@
  * segment counted the union of its own published metrics, segments publishing different metrics would let
  * `all`'s union minus the segments' unions isolate a withheld segment: S1 publishing only M1 (30), S2 only M2
  * (40) and S3 withheld (3) give 73 − 30 − 40 = 3, although each metric on its own passed complementary
- * suppression (`suppression.ts`). The fix is to count together only the metrics that every answer counts alike:
+ * suppression (`suppression.ts`). The fix is to count together only metrics that hide nothing:
  *
- * - the **basis** of a (category, period) is the metrics published in `all` and, in every segment with any
- *   published cell, either published or without businesses. For a metric of the basis the businesses outside
- *   the published segments are those of fully withheld segments, which complementary suppression keeps at 0 or
- *   at least the minimum; a union of such groups is again 0 or at least the minimum;
+ * - the **basis** of a (category, period) is the metrics whose every cell, `all` and each segment's, is
+ *   published. For those, no business is outside a published cell, so unions of them tell only how the
+ *   published businesses report (how many report one basis metric and not another), never anything of a
+ *   withheld cell. (An earlier basis also admitted metrics withheld only in segments that show nothing; a
+ *   review showed that the withheld businesses' pattern counts, with the cells `/segments/breakdown` lists,
+ *   could then pin a withheld cell: 31 withheld businesses report A or B, 30 report each, so 1 reports A and
+ *   not B, and the one segment with an A cell and no B cell held exactly 1.)
  * - as a last guard (a business under two segments is counted in both), the basis is dropped when `all`'s union
  *   minus the segments' unions, or the businesses the segments' unions miss, are negative or between 1 and the
  *   minimum − 1;
@@ -36,17 +39,17 @@ export interface MetricCells {
 
 /** The metrics whose businesses a multi-metric `sample_size` may count together (see the module comment). */
 export function countBasis(groups: ReadonlyMap<Metric, MetricCells>, minimum: number): ReadonlySet<Metric> {
-  // Segments with at least one published cell: the ones whose counts are shown.
-  const shown = new Set<string>();
-  for (const g of groups.values()) for (const [s, r] of g.reasons) if (r === null && g.segments.has(s)) shown.add(s);
   const basis = new Set<Metric>();
   for (const [m, g] of groups) {
     if (g.all === undefined || g.allReason !== null) continue;
     let everywhere = true;
-    for (const s of shown) if (g.segments.has(s) && (g.reasons.get(s) ?? null) !== null) everywhere = false;
+    for (const s of g.segments.keys()) if ((g.reasons.get(s) ?? null) !== null) everywhere = false;
     if (everywhere) basis.add(m);
   }
   if (basis.size < 2) return basis;
+  // The segments with cells of the basis metrics (all published).
+  const shown = new Set<string>();
+  for (const [m, g] of groups) if (basis.has(m)) for (const s of g.segments.keys()) shown.add(s);
   const allCells: Cell[] = [];
   const bySegment = new Map<string, Cell[]>();
   for (const [m, g] of groups) {

@@ -18,14 +18,14 @@ const NO_BASIS: ReadonlySet<Metric> = new Set();
 
 /**
  * GET /benchmarks. `sample_size` is the distinct businesses of the metrics included (withheld ones count for
- * nothing), counted over the metrics every segment publishes alike (`privacy/count-basis.ts`).
+ * nothing), counted over the metrics whose every cell is published (`privacy/count-basis.ts`).
  */
 export const benchmarksEndpoint = defineDataEndpoint({
   endpoint: "GET /benchmarks",
   operationId: "getBenchmarks",
   summary: "Aggregate percentiles of every metric of a category",
   description:
-    "Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` counts the distinct businesses that reported at least one of the metrics included (a business reporting several counts once; businesses of withheld metrics only are not counted). Only metrics published alike in `all` and every segment that shows anything are counted together; otherwise it is the largest included cell's size when that is larger, a lower bound (docs/privacy.md).",
+    "Percentile sets (p10, p25, p50, p75, p90, mean) of the category's metrics for one period. Metrics whose cell is withheld (fewer businesses than the publication minimum, or withheld so that a smaller segment cannot be derived by subtraction: see docs/privacy.md) are left out; when none qualifies the answer is 404 `data.insufficient_sample`. `sample_size` counts the distinct businesses that reported at least one of the metrics included (a business reporting several counts once; businesses of withheld metrics only are not counted). Only metrics whose every cell (`all`'s and each segment's) is published are counted together; otherwise it is the largest included cell's size when that is larger, a lower bound (docs/privacy.md).",
   query: v.object({ category: categoryParam, segment: v.optional(segmentParam), period: v.optional(quarterDefaultPeriodParam) }),
   response: v.object({
     category: v.string(),

@@ -16,7 +16,7 @@ const Integer = v.pipe(v.number(), v.integer());
 
 /**
  * GET /segments. A segment's `sample_size` is the distinct businesses of its published metric cells, counted as
- * /benchmarks counts them (only metrics published alike are counted together, `privacy/count-basis.ts`); a
+ * /benchmarks counts them (only metrics whose every cell is published are counted together, `privacy/count-basis.ts`); a
  * segment with no published cell shows no size, only why (a withheld cell's size is never published).
  */
 export const segmentsEndpoint = defineDataEndpoint({
