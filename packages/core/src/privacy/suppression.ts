@@ -62,7 +62,7 @@ export interface SuppressionOptions {
  */
 export function decideSuppression(all: number | null, segments: ReadonlyMap<string, number>, minimum: number, options: SuppressionOptions = {}): SuppressionDecision {
   const out = new Map<string, WithheldReason | null>();
-  const published: { name: string; n: number }[] = [];
+  let published: { name: string; n: number }[] = [];
   let below = 0;
   for (const [name, n] of segments) {
     if (n < minimum) {
@@ -86,7 +86,7 @@ export function decideSuppression(all: number | null, segments: ReadonlyMap<stri
         complementary++;
       } else kept.push(p);
     }
-    published.splice(0, published.length, ...kept);
+    published = kept;
   }
   if (all === null || all < minimum) return { all: all === null ? null : "below_minimum", segments: out };
   // Businesses of `all` outside every published segment (net of those counted in two segments).
@@ -107,7 +107,7 @@ export function decideSuppression(all: number | null, segments: ReadonlyMap<stri
     const least = complementary > 0 ? 1 : hidden - (below - 1) * (minimum - 1);
     return most >= minimum - 1 && least <= 1;
   };
-  for (const p of [...published]) {
+  for (const p of published) {
     if (enough()) break;
     withhold(p);
   }

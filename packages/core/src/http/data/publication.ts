@@ -129,13 +129,18 @@ export async function withheldReasons(source: BenchmarkSource, category: Categor
     else unknown.push(m);
   }
   if (unknown.length === 0) return out;
-  const names = await source.segments(category);
-  const groups = await periodGroups(source, category, period, minimum, segment === ALL_SEGMENTS || names.includes(segment) ? names : [...names, segment]);
-  // The group read may return other objects (an uncached source): decide by name.
+  const groups = await groupsWith(source, category, period, segment, minimum);
   for (const m of unknown) out.set(m, reasonIn(groups.get(m), segment));
   return out;
 }
 
+/** The period's groups, read and decided afresh, with `segment` among them even if the source does not list it. */
+async function groupsWith(source: BenchmarkSource, category: Category, period: string, segment: string, minimum: number): Promise<Map<Metric, CellGroup>> {
+  const names = await source.segments(category);
+  return periodGroups(source, category, period, minimum, segment === ALL_SEGMENTS || names.includes(segment) ? names : [...names, segment]);
+}
+
+/** `segment`'s fate in `group`, by name: the group read may return other objects than the caller's (an uncached source). */
 function reasonIn(group: CellGroup | undefined, segment: string): WithheldReason | null {
   if (group === undefined) return null;
   return segment === ALL_SEGMENTS ? group.allReason : (group.reasons.get(segment) ?? null);
@@ -145,10 +150,7 @@ function reasonIn(group: CellGroup | undefined, segment: string): WithheldReason
 async function reasonAgainst(source: BenchmarkSource, category: Category, segment: string, period: string, metric: Metric, cell: Cell, all: Cell | undefined, minimum: number): Promise<WithheldReason | null> {
   const r = remembered.get(cell);
   if (r !== undefined && r.all === all && r.minimum === minimum) return r.reason;
-  const names = await source.segments(category);
-  const groups = await periodGroups(source, category, period, minimum, segment === ALL_SEGMENTS || names.includes(segment) ? names : [...names, segment]);
-  // The group read may return other objects (an uncached source): decide by name.
-  return reasonIn(groups.get(metric), segment);
+  return reasonIn((await groupsWith(source, category, period, segment, minimum)).get(metric), segment);
 }
 
 const rememberedBases = new WeakMap<Cell, { readonly alls: readonly (Cell | undefined)[]; readonly minimum: number; readonly basis: ReadonlySet<Metric> }>();
