@@ -80,7 +80,8 @@ export { decimalText, XBRL_CONCEPTS, XBRL_MERCHANT_SCHEME, XBRL_NAMESPACE, XBRL_
 export type * from "./storage/types.ts";
 export { createMemoryStorage } from "./storage/memory-storage.ts";
 
-export type { DeepPartial, ServiceConfig, Target } from "./config/config.ts";
+export type { DeepPartial, RetentionConfig, ServiceConfig, Target } from "./config/config.ts";
+export { DAILY_USAGE_MAX_DAYS, RETENTION_BOUNDS } from "./config/retention-bounds.ts";
 export { DEFAULT_CONFIG, defineConfig, effectiveLimits, mergeConfig } from "./config/config.ts";
 
 export type { LogFields, Logger } from "./log/logger.ts";

@@ -3,10 +3,14 @@ import * as v from "valibot";
 import type { ServiceConfig } from "./config.ts";
 import { DEFAULT_CONFIG, mergeConfig } from "./config.ts";
 import { LIMIT_BOUNDS, MAX_AUTO_CHARGES_CEILING } from "./limit-bounds.ts";
+import { RETENTION_BOUNDS } from "./retention-bounds.ts";
 
 const count = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER));
 const positive = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER));
 const bounded = (b: { readonly min: number; readonly max: number }) => v.pipe(v.number(), v.integer(), v.minValue(b.min), v.maxValue(b.max));
+/** Whole days within bounds; `why` explains the minimum. */
+const days = (b: { readonly min: number; readonly max: number }, why?: string) =>
+  v.pipe(v.number(), v.integer("must be a whole number of days"), v.minValue(b.min, `must be at least ${b.min}${why ? ` (${why})` : ""}`), v.maxValue(b.max, `must be at most ${b.max}`));
 // The same bounds as the admin API's limits (limit-bounds.ts).
 const tierSchema = v.strictObject({
   perMinute: v.optional(bounded(LIMIT_BOUNDS.perMinute)),
@@ -79,6 +83,15 @@ export const ConfigFileSchema = v.strictObject({
     }),
   ),
   log: v.optional(v.strictObject({ access: v.optional(v.boolean()) })),
+  retention: v.optional(
+    v.strictObject({
+      deliveriesDays: v.optional(days(RETENTION_BOUNDS.deliveriesDays)),
+      eventsDays: v.optional(days(RETENTION_BOUNDS.eventsDays)),
+      sessionsDays: v.optional(days(RETENTION_BOUNDS.sessionsDays)),
+      dayCountersDays: v.optional(days(RETENTION_BOUNDS.dayCountersDays, "today's and yesterday's counters are still in use")),
+      usageDays: v.optional(days(RETENTION_BOUNDS.usageDays, "the console's daily usage chart shows up to 90 days, the billing period up to 31")),
+    }),
+  ),
 });
 
 /** A config file's content, as parsed. */

@@ -47,6 +47,26 @@ describe("config", () => {
     expect(resolveConfig([]).ok).toBe(false);
   });
 
+  it("retention: documented defaults; whole days within bounds that keep what is still read (day counters in use, the console's 90-day chart)", () => {
+    expect(DEFAULT_CONFIG.retention).toEqual({ deliveriesDays: 30, eventsDays: 30, sessionsDays: 7, dayCountersDays: 2, usageDays: 400 });
+    const set = resolveConfig({ retention: { deliveriesDays: 7, sessionsDays: 0, usageDays: 90 } });
+    expect(set.ok && set.config.retention).toEqual({ deliveriesDays: 7, eventsDays: 30, sessionsDays: 0, dayCountersDays: 2, usageDays: 90 });
+    for (const [retention, message] of [
+      [{ usageDays: 89 }, "retention.usageDays: must be at least 90 (the console's daily usage chart"],
+      [{ dayCountersDays: 1 }, "retention.dayCountersDays: must be at least 2"],
+      [{ deliveriesDays: 0 }, "retention.deliveriesDays: must be at least 1"],
+      [{ eventsDays: 1.5 }, "retention.eventsDays: must be a whole number of days"],
+      [{ sessionsDays: -1 }, "retention.sessionsDays: must be at least 0"],
+      [{ usageDays: 4000 }, "retention.usageDays: must be at most 3650"],
+      [{ deliveriesDays: "30" }, "retention.deliveriesDays"],
+    ] as const) {
+      const r = resolveConfig({ retention });
+      expect(!r.ok && r.errors.join("\n")).toContain(message);
+    }
+    const unknown = resolveConfig({ retention: { attemptsDays: 3 } });
+    expect(!unknown.ok && unknown.errors.join("\n")).toContain("retention.attemptsDays");
+  });
+
   it("account overrides win over the tier's limits", () => {
     expect(effectiveLimits(defineConfig({ tiers: { enterprise: { perMinute: 7 } } }), "enterprise", { perDay: 9 })).toMatchObject({ perMinute: 7, perDay: 9 });
   });

@@ -45,6 +45,22 @@ export interface ServiceConfig {
   readonly shutdown: { readonly drainDelaySeconds: number; readonly drainTimeoutSeconds: number };
   /** `access`: one JSON line per request (request id, method, route template, status, duration, key prefix); off by default. */
   readonly log: { readonly access: boolean };
+  /** How long the pruning worker keeps what is no longer needed, in days (docs/operations.md, "Retention and pruning"). */
+  readonly retention: RetentionConfig;
+}
+
+/** How many days each kind of history is kept before the pruning worker deletes it. */
+export interface RetentionConfig {
+  /** Finished deliveries (succeeded or dead) and their attempts, counted from their event's time. */
+  readonly deliveriesDays: number;
+  /** Events no delivery refers to any more, counted from their time. */
+  readonly eventsDays: number;
+  /** Console sessions and sign-in links, counted from their expiry. */
+  readonly sessionsDays: number;
+  /** Day counter rows of past UTC days, today included in the count (their counts move to the usage history). */
+  readonly dayCountersDays: number;
+  /** The usage history by UTC day (the console's chart), today included in the count. */
+  readonly usageDays: number;
 }
 
 /** The contract's defaults. Enterprise limits are per account; these are its starting values. */
@@ -84,6 +100,7 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   metrics: { token: null },
   shutdown: { drainDelaySeconds: 0, drainTimeoutSeconds: 30 },
   log: { access: false },
+  retention: { deliveriesDays: 30, eventsDays: 30, sessionsDays: 7, dayCountersDays: 2, usageDays: 400 },
 };
 
 /** Deep-merges `over` onto `base` (arrays and scalars replace). */

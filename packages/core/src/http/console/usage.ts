@@ -2,6 +2,7 @@
 import * as v from "valibot";
 import { isoTime } from "../../clock/clock.ts";
 import { effectiveLimits } from "../../config/config.ts";
+import { DAILY_USAGE_MAX_DAYS } from "../../config/retention-bounds.ts";
 import { integerParam } from "../data/query-params.ts";
 import { ok } from "../reply.ts";
 import { accountOf, defineConsoleRoute } from "./console-route.ts";
@@ -62,7 +63,7 @@ export const usageSummary = defineConsoleRoute({
   },
 });
 
-const DailyQuery = v.object({ days: v.optional(integerParam(1, 90, "How many days, ending today (UTC)."), "30") });
+const DailyQuery = v.object({ days: v.optional(integerParam(1, DAILY_USAGE_MAX_DAYS, "How many days, ending today (UTC)."), "30") });
 
 /** GET /usage/daily. */
 export const usageDaily = defineConsoleRoute({
