@@ -3,7 +3,7 @@
  * over differently (SQLite: JSON text and 0/1; PostgreSQL: arrays, parsed jsonb and booleans; both: bigint
  * columns as numbers or strings), so every reader here accepts either form.
  */
-import type { AccountRecord, ApiKeyRecord, AttemptRecord, DeadReason, DeliveryRecord, EventType, InvoiceRecord, SnapshotRecord, WebhookDisabledReason, WebhookRecord } from "@benchdata/core";
+import type { AccountRecord, ApiKeyRecord, AttemptRecord, DeadReason, DeliveryRecord, EventType, InvoiceRecord, RecordPage, SnapshotRecord, WebhookDisabledReason, WebhookRecord } from "@benchdata/core";
 
 /** A row as a driver returns it. */
 export type Row = Record<string, unknown>;
@@ -32,9 +32,10 @@ export function accountFromRow(r: Row): AccountRecord {
     allowedCidrs: list<string>(r.allowed_cidrs),
     ...(bool(r.console_ip_exempt) ? { consoleIpExempt: true } : {}),
     billing: json<AccountRecord["billing"]>(r.billing),
-    status: r.status === "suspended" ? "suspended" : "active",
+    status: r.status === "suspended" || r.status === "deleted" ? r.status : "active",
     suspendedAt: numOrNull(r.suspended_at),
     suspendedReason: strOrNull(r.suspended_reason),
+    ...(r.deleted_at != null ? { deletedAt: num(r.deleted_at) } : {}),
   };
 }
 
@@ -152,4 +153,9 @@ export function snapshotFromRow(r: Row): SnapshotRecord {
     metrics: json<SnapshotRecord["metrics"]>(r.metrics),
     createdAt: num(r.created_at),
   };
+}
+
+/** Where a page of `(created_at, id)`-ordered rows starts: after its position, or before every row. */
+export function pageStart(page: RecordPage): [number, string] {
+  return page.after === undefined ? [Number.MIN_SAFE_INTEGER, ""] : [page.after.createdAt, page.after.id];
 }

@@ -4008,6 +4008,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         account_id: string;
+                        /** @description Empty for a deleted account (the name is erased). */
                         name: string;
                         /** @enum {string} */
                         tier: "developer" | "startup" | "growth" | "enterprise";
@@ -4038,14 +4039,16 @@ export interface operations {
                             payment_method_ref: string | null;
                         };
                         /**
-                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).
+                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation). `deleted`: erased; only its tombstone is left (listed with `status=deleted`).
                          * @enum {string}
                          */
-                        status: "active" | "suspended";
+                        status: "active" | "suspended" | "deleted";
                         /** @description When the current suspension began; null while active. */
                         suspended_at: string | null;
                         /** @description The operator's note on the suspension (never shown to the customer); null while active. */
                         suspended_reason: string | null;
+                        /** @description When the account was erased; null unless deleted. */
+                        deleted_at: string | null;
                     };
                 };
             };
@@ -4100,6 +4103,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         account_id: string;
+                        /** @description Empty for a deleted account (the name is erased). */
                         name: string;
                         /** @enum {string} */
                         tier: "developer" | "startup" | "growth" | "enterprise";
@@ -4130,14 +4134,16 @@ export interface operations {
                             payment_method_ref: string | null;
                         };
                         /**
-                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).
+                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation). `deleted`: erased; only its tombstone is left (listed with `status=deleted`).
                          * @enum {string}
                          */
-                        status: "active" | "suspended";
+                        status: "active" | "suspended" | "deleted";
                         /** @description When the current suspension began; null while active. */
                         suspended_at: string | null;
                         /** @description The operator's note on the suspension (never shown to the customer); null while active. */
                         suspended_reason: string | null;
+                        /** @description When the account was erased; null unless deleted. */
+                        deleted_at: string | null;
                     };
                 };
             };
@@ -4196,6 +4202,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         account_id: string;
+                        /** @description Empty for a deleted account (the name is erased). */
                         name: string;
                         /** @enum {string} */
                         tier: "developer" | "startup" | "growth" | "enterprise";
@@ -4226,14 +4233,16 @@ export interface operations {
                             payment_method_ref: string | null;
                         };
                         /**
-                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).
+                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation). `deleted`: erased; only its tombstone is left (listed with `status=deleted`).
                          * @enum {string}
                          */
-                        status: "active" | "suspended";
+                        status: "active" | "suspended" | "deleted";
                         /** @description When the current suspension began; null while active. */
                         suspended_at: string | null;
                         /** @description The operator's note on the suspension (never shown to the customer); null while active. */
                         suspended_reason: string | null;
+                        /** @description When the account was erased; null unless deleted. */
+                        deleted_at: string | null;
                     };
                 };
             };
@@ -4275,6 +4284,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         account_id: string;
+                        /** @description Empty for a deleted account (the name is erased). */
                         name: string;
                         /** @enum {string} */
                         tier: "developer" | "startup" | "growth" | "enterprise";
@@ -4305,14 +4315,16 @@ export interface operations {
                             payment_method_ref: string | null;
                         };
                         /**
-                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).
+                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation). `deleted`: erased; only its tombstone is left (listed with `status=deleted`).
                          * @enum {string}
                          */
-                        status: "active" | "suspended";
+                        status: "active" | "suspended" | "deleted";
                         /** @description When the current suspension began; null while active. */
                         suspended_at: string | null;
                         /** @description The operator's note on the suspension (never shown to the customer); null while active. */
                         suspended_reason: string | null;
+                        /** @description When the account was erased; null unless deleted. */
+                        deleted_at: string | null;
                     };
                 };
             };
@@ -4347,6 +4359,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         account_id: string;
+                        /** @description Empty for a deleted account (the name is erased). */
                         name: string;
                         /** @enum {string} */
                         tier: "developer" | "startup" | "growth" | "enterprise";
@@ -4377,14 +4390,16 @@ export interface operations {
                             payment_method_ref: string | null;
                         };
                         /**
-                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).
+                         * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation). `deleted`: erased; only its tombstone is left (listed with `status=deleted`).
                          * @enum {string}
                          */
-                        status: "active" | "suspended";
+                        status: "active" | "suspended" | "deleted";
                         /** @description When the current suspension began; null while active. */
                         suspended_at: string | null;
                         /** @description The operator's note on the suspension (never shown to the customer); null while active. */
                         suspended_reason: string | null;
+                        /** @description When the account was erased; null unless deleted. */
+                        deleted_at: string | null;
                     };
                 };
             };

@@ -33,8 +33,10 @@ import { pendingInvoice } from "../billing/pending-invoice.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
 import type { QuotaPlan, QuotaState } from "../quota/quota.ts";
 import { EMPTY_QUOTA, allowance, quotaChargeFailed, quotaChargeSucceeded, quotaManualCharge, quotaReleaseHold, quotaRequest } from "../quota/quota.ts";
+import type { Environment } from "../keys/api-key.ts";
 import type {
   AccountRecord,
+  AccountUsage,
   AdmitInput,
   AdmitResult,
   ApiKeyRecord,
@@ -44,9 +46,13 @@ import type {
   ClaimedDelivery,
   DeadReason,
   DeliveryRecord,
+  EventRecord,
+  HeldSession,
   InvoiceRecord,
   KeyLookup,
   PreparedCell,
+  RecordPage,
+  RecordPosition,
   SnapshotRecord,
   Storage,
   UsageSnapshot,
@@ -151,6 +157,21 @@ function recoverable(d: StoredDelivery, now: number): boolean {
   return d.status === "pending" && d.attempts > 0 && d.nextAttemptAt! > now && !(d.leaseToken !== null && d.leaseUntil > now);
 }
 
+/** Ascending (`createdAt`, `id`) order: the order of every listing that pages. */
+function byPosition(a: RecordPosition, b: RecordPosition): number {
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** Whether `r` comes after `after` in that order (everything does when there is no `after`). */
+function isAfter(r: RecordPosition, after: RecordPosition | undefined): boolean {
+  return after === undefined || byPosition(r, after) > 0;
+}
+
+/** One page of `records`: those after `page.after`, in order, at most `page.limit`. */
+function pageOf<R extends RecordPosition>(records: R[], page: RecordPage): R[] {
+  return records.filter((r) => isAfter(r, page.after)).sort(byPosition).slice(0, page.limit);
+}
+
 let leaseCounter = 0;
 function leaseToken(): string {
   leaseCounter += 1;
@@ -162,8 +183,8 @@ export function createMemoryStorage(): Storage {
   const accounts = new Map<string, AccountRecord>();
   /** Each account's version (KeyLookup.version), bumped by updateAccount. */
   const accountVersions = new Map<string, number>();
-  const sessions = new Map<string, { accountId: string; expiresAt: number }>();
-  const signInLinks = new Map<string, { accountId: string; expiresAt: number }>();
+  const sessions = new Map<string, { accountId: string; createdAt: number; expiresAt: number }>();
+  const signInLinks = new Map<string, { accountId: string; createdAt: number; expiresAt: number }>();
   /** account id → UTC day → admitted requests of the days before the current one (the day counter's history). */
   const pastDays = new Map<string, Map<number, number>>();
   const keys = new Map<string, ApiKeyRecord>();
@@ -360,6 +381,27 @@ export function createMemoryStorage(): Storage {
     return key !== undefined && key.isActive && key.accountId === input.accountId && (accountVersions.get(key.accountId) ?? 0) === expect.version;
   };
 
+  /** The account unless it is absent or a tombstone. */
+  const live = (accountId: string): AccountRecord | null => {
+    const a = accounts.get(accountId);
+    return a === undefined || a.status === "deleted" ? null : a;
+  };
+  /** Whether the account's deliveries and charges wait (suspended) or never go (deleted). */
+  const paused = (accountId: string): boolean => {
+    const status = accounts.get(accountId)?.status;
+    return status === "suspended" || status === "deleted";
+  };
+
+  /** Deletes every delivery of the account, its attempts with it, wherever it stands in the queue. */
+  const dropDeliveries = (accountId: string): void => {
+    for (const d of [...deliveries.values()]) {
+      if (d.accountId !== accountId) continue;
+      dequeue(d);
+      leased.delete(d);
+      deliveries.delete(d.id);
+    }
+  };
+
   const storage: Storage = {
     async migrate() {},
     async close() {},
@@ -373,10 +415,10 @@ export function createMemoryStorage(): Storage {
       accounts.set(account.id, { ...account, status: "active", suspendedAt: null, suspendedReason: null });
     },
     async getAccount(accountId) {
-      return accounts.get(accountId) ?? null;
+      return live(accountId);
     },
     async updateAccount(accountId, patch) {
-      const a = accounts.get(accountId);
+      const a = live(accountId);
       if (!a) return null;
       const next: AccountRecord = {
         ...a,
@@ -399,7 +441,7 @@ export function createMemoryStorage(): Storage {
       return next;
     },
     async setAccountStatus({ accountId, status, reason, now, eventId }) {
-      const a = accounts.get(accountId);
+      const a = live(accountId);
       if (!a) return null;
       if ((a.status ?? "active") === status) return { account: a, changed: false };
       let next: AccountRecord;
@@ -420,7 +462,7 @@ export function createMemoryStorage(): Storage {
       return { account: next, changed: true };
     },
     async createSession(s) {
-      sessions.set(s.tokenHash, { accountId: s.accountId, expiresAt: s.expiresAt });
+      sessions.set(s.tokenHash, { accountId: s.accountId, createdAt: s.createdAt, expiresAt: s.expiresAt });
     },
     async findSession(tokenHash, now) {
       const s = sessions.get(tokenHash);
@@ -441,14 +483,14 @@ export function createMemoryStorage(): Storage {
       return n;
     },
     async createSignInLink(link) {
-      signInLinks.set(link.tokenHash, { accountId: link.accountId, expiresAt: link.expiresAt });
+      signInLinks.set(link.tokenHash, { accountId: link.accountId, createdAt: link.createdAt, expiresAt: link.expiresAt });
     },
     async redeemSignInLink({ linkHash, now, session }) {
       const link = signInLinks.get(linkHash);
       if (!link) return null;
       signInLinks.delete(linkHash);
       if (link.expiresAt <= now) return null;
-      sessions.set(session.tokenHash, { accountId: link.accountId, expiresAt: session.expiresAt });
+      sessions.set(session.tokenHash, { accountId: link.accountId, createdAt: session.createdAt, expiresAt: session.expiresAt });
       return link.accountId;
     },
     async dailyUsage(accountId, fromDay, now) {
@@ -464,6 +506,7 @@ export function createMemoryStorage(): Storage {
     },
 
     async createKey({ key, hash, maxKeys, eventId }) {
+      if (accounts.get(key.accountId)?.status === "deleted") return "deleted";
       let count = 0;
       for (const k of keys.values()) if (k.accountId === key.accountId && k.revokedAt === null) count++;
       if (count >= maxKeys) return "limit";
@@ -617,6 +660,7 @@ export function createMemoryStorage(): Storage {
     },
 
     async createWebhook(webhook, maxWebhooks) {
+      if (accounts.get(webhook.accountId)?.status === "deleted") return "deleted";
       let count = 0;
       for (const w of webhooks.values()) if (w.accountId === webhook.accountId) count++;
       if (count >= maxWebhooks) return "limit";
@@ -697,7 +741,7 @@ export function createMemoryStorage(): Storage {
         if (n >= perWebhook) continue;
         const wh = webhooks.get(d.webhookId);
         const ev = events.get(d.eventId);
-        if (!wh || !ev || wh.status !== "active" || accounts.get(d.accountId)?.status === "suspended") continue;
+        if (!wh || !ev || wh.status !== "active" || paused(d.accountId)) continue;
         inflight.set(d.webhookId, n + 1);
         d.leaseToken = leaseToken();
         d.leaseUntil = now + leaseMs;
@@ -795,7 +839,7 @@ export function createMemoryStorage(): Storage {
     async claimCharges({ now, leaseMs, limit }): Promise<ClaimedCharge[]> {
       const out: ClaimedCharge[] = [];
       const pending = [...invoices.values()]
-        .filter((i) => i.record.status === "pending" && !(i.leaseToken !== null && i.leaseUntil > now) && accounts.get(i.record.accountId)?.status !== "suspended")
+        .filter((i) => i.record.status === "pending" && !(i.leaseToken !== null && i.leaseUntil > now) && !paused(i.record.accountId))
         .sort((a, b) => a.record.createdAt - b.record.createdAt);
       for (const inv of pending) {
         if (out.length >= limit) break;
@@ -818,6 +862,8 @@ export function createMemoryStorage(): Storage {
         failureReason: outcome.status === "failed" ? outcome.reason : null,
       };
       inv.leaseToken = null;
+      // An account erased while its charge was in flight: the invoice records what the processor did, nothing more.
+      if (accounts.get(rec.accountId)?.status === "deleted") return true;
       const start = Date.parse(rec.periodStart);
       const q = quotas.get(quotaKey(rec.accountId, start));
       if (q) q.state = paid ? quotaChargeSucceeded(q.state, rec.block) : quotaChargeFailed(q.state, rec.block, outcome.at);
@@ -875,6 +921,121 @@ export function createMemoryStorage(): Storage {
     async getSnapshot(accountId, environment, snapshotId) {
       const r = snapshots.get(snapshotId);
       return r && r.accountId === accountId && r.environment === environment ? r : null;
+    },
+
+    async listAccounts(query) {
+      const text = query.nameContains?.toLowerCase();
+      return [...accounts.values()]
+        .filter(
+          (a) =>
+            (query.status === undefined ? a.status !== "deleted" : (a.status ?? "active") === query.status) &&
+            (query.tier === undefined || a.tier === query.tier) &&
+            (query.createdFrom === undefined || a.createdAt >= query.createdFrom) &&
+            (query.createdBefore === undefined || a.createdAt < query.createdBefore) &&
+            (text === undefined || a.name.toLowerCase().includes(text)) &&
+            isAfter(a, query.after),
+        )
+        .sort(byPosition)
+        .slice(0, query.limit);
+    },
+    async deleteAccount({ accountId, now }) {
+      const a = accounts.get(accountId);
+      if (!a) return null;
+      if (a.status === "deleted") return { account: a, erased: false };
+      const tombstone: AccountRecord = {
+        id: a.id,
+        name: "",
+        tier: a.tier,
+        createdAt: a.createdAt,
+        limits: {},
+        allowedCidrs: [],
+        billing: {},
+        status: "deleted",
+        suspendedAt: null,
+        suspendedReason: null,
+        deletedAt: now,
+      };
+      accounts.set(accountId, tombstone);
+      accountVersions.set(accountId, (accountVersions.get(accountId) ?? 0) + 1);
+      for (const [hash, x] of sessions) if (x.accountId === accountId) sessions.delete(hash);
+      for (const [hash, x] of signInLinks) if (x.accountId === accountId) signInLinks.delete(hash);
+      for (const k of [...keys.values()]) {
+        if (k.accountId !== accountId) continue;
+        keys.delete(k.id);
+        currentHash.delete(k.id);
+        windows.delete(k.id);
+      }
+      for (const [hash, h] of hashes) if (!keys.has(h.keyId)) hashes.delete(hash);
+      for (const w of [...webhooks.values()]) {
+        if (w.accountId !== accountId) continue;
+        webhooks.delete(w.id);
+        webhookHealth.delete(w.id);
+      }
+      dropDeliveries(accountId);
+      for (const [id, e] of events) if (e.draft.accountId === accountId) events.delete(id);
+      for (const id of [accountId, dayCounterId(accountId, "test")]) {
+        days.delete(id);
+        pastDays.delete(id);
+      }
+      for (const k of [...quotas.keys()]) if (k.startsWith(`${accountId}|`)) quotas.delete(k);
+      for (const inv of invoices.values()) {
+        const r = inv.record;
+        if (r.accountId !== accountId) continue;
+        const inFlight = inv.leaseToken !== null && inv.leaseUntil > now;
+        inv.record =
+          r.status === "pending" && !inFlight
+            ? { ...r, status: "failed", failureReason: "account_deleted", resolvedAt: now }
+            : { ...r, failureReason: r.status === "failed" ? null : r.failureReason };
+        if (inv.record.status !== "pending") inv.leaseToken = null;
+      }
+      for (const [slot, id] of snapshotSlots) {
+        if (snapshots.get(id)?.accountId !== accountId) continue;
+        snapshots.delete(id);
+        snapshotSlots.delete(slot);
+      }
+      return { account: tombstone, erased: true };
+    },
+    async purgeAccount() {
+      // deleteAccount already removed everything, in its one synchronous step.
+      return 0;
+    },
+    async accountSessions(accountId) {
+      const held: HeldSession[] = [];
+      for (const x of sessions.values()) if (x.accountId === accountId) held.push({ kind: "session", createdAt: x.createdAt, expiresAt: x.expiresAt });
+      for (const x of signInLinks.values()) if (x.accountId === accountId) held.push({ kind: "sign_in_link", createdAt: x.createdAt, expiresAt: x.expiresAt });
+      return held.sort((x, y) => x.createdAt - y.createdAt || (x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0));
+    },
+    async accountUsage(accountId) {
+      const out: { day: number; environment: Environment; count: number }[] = [];
+      for (const environment of ["live", "test"] as const) {
+        const id = dayCounterId(accountId, environment);
+        for (const [day, count] of pastDays.get(id) ?? []) out.push({ day, environment, count });
+        const current = days.get(id);
+        if (current && current.count > 0) out.push({ day: current.day, environment, count: current.count });
+      }
+      const periods: AccountUsage["periods"][number][] = [];
+      for (const [k, q] of quotas) {
+        if (!k.startsWith(`${accountId}|`)) continue;
+        const s = q.state;
+        periods.push({ periodStart: Number(k.slice(accountId.length + 1)), periodEnd: q.periodEnd, used: s.used, blocks: s.blocks, exhausted: s.exhausted, heldAt: s.heldAt });
+      }
+      return {
+        days: out.sort((x, y) => x.day - y.day || (x.environment === y.environment ? 0 : x.environment === "live" ? -1 : 1)),
+        periods: periods.sort((x, y) => x.periodStart - y.periodStart),
+      };
+    },
+    async accountDeliveries(accountId, page) {
+      return pageOf([...deliveries.values()].filter((d) => d.accountId === accountId), page).map(deliveryRecord);
+    },
+    async accountEvents(accountId, page) {
+      const own: EventRecord[] = [];
+      for (const e of events.values()) {
+        if (e.draft.accountId === accountId) own.push({ id: e.draft.id, accountId, type: e.draft.type, createdAt: e.createdAt, body: e.body });
+      }
+      return pageOf(own, page);
+    },
+    async accountSnapshots(accountId, page) {
+      return pageOf([...snapshots.values()].filter((r) => r.accountId === accountId), page);
     },
 
     benchmarks,

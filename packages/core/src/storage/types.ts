@@ -30,6 +30,9 @@ export interface TierLimits {
 /** Whether an account may be used: `suspended` by the operator refuses its keys and console, and pauses its webhooks and charges. */
 export type AccountStatus = "active" | "suspended";
 
+/** An account's state as stored: `active`, `suspended`, or `deleted` (the tombstone an erasure leaves, see `Storage.deleteAccount`). */
+export type AccountState = AccountStatus | "deleted";
+
 /** An account. */
 export interface AccountRecord {
   readonly id: string;
@@ -44,11 +47,13 @@ export interface AccountRecord {
   readonly consoleIpExempt?: boolean;
   /** The payment processor's customer and saved payment method, when set by the operator. */
   readonly billing: { readonly customerRef?: string; readonly paymentMethodRef?: string };
-  /** `active` (absent when creating: accounts are created active) or `suspended` (see `Storage.setAccountStatus`). */
-  readonly status?: AccountStatus;
+  /** `active` (absent when creating: accounts are created active), `suspended` (see `Storage.setAccountStatus`) or `deleted` (a tombstone). */
+  readonly status?: AccountState;
   /** When the current suspension began, and the operator's note on it; null while active. */
   readonly suspendedAt?: number | null;
   readonly suspendedReason?: string | null;
+  /** When the account was erased (`status` is then `deleted`); null or absent otherwise. */
+  readonly deletedAt?: number | null;
 }
 
 /** A key as stored (never the raw key). */
@@ -347,6 +352,65 @@ export interface SnapshotRecord {
   readonly createdAt: number;
 }
 
+/** Which accounts `Storage.listAccounts` returns: one page, in ascending (`createdAt`, `id`) order. */
+export interface AccountListQuery {
+  /** Only accounts in this state; absent: `active` and `suspended` ones (a tombstone is listed only when asked for by `deleted`). */
+  readonly status?: AccountState;
+  readonly tier?: Tier;
+  /** Created at or after this time (Unix ms). */
+  readonly createdFrom?: number;
+  /** Created strictly before this time (Unix ms). */
+  readonly createdBefore?: number;
+  /** Names containing this text, compared case-insensitively. */
+  readonly nameContains?: string;
+  /** Only accounts after this position in the order (the last one of the previous page). */
+  readonly after?: RecordPosition;
+  readonly limit: number;
+}
+
+/** A record's place in an ascending (`createdAt`, `id`) order: where the next page starts. */
+export interface RecordPosition {
+  readonly createdAt: number;
+  readonly id: string;
+}
+
+/** One page of an account's records in ascending (`createdAt`, `id`) order, after `after` when given. */
+export interface RecordPage {
+  readonly after?: RecordPosition;
+  readonly limit: number;
+}
+
+/** An event as the outbox keeps it: its body exactly as every delivery sends it. */
+export interface EventRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly type: EventType;
+  readonly createdAt: number;
+  readonly body: string;
+}
+
+/** A console session or an unused sign-in link as held: when it was made and when it ends (never its token or hash). */
+export interface HeldSession {
+  readonly kind: "session" | "sign_in_link";
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+/** What an account's usage counters hold: admitted requests per UTC day and environment, and each billing period's quota. */
+export interface AccountUsage {
+  /** Days with at least one admitted request, the current one included, by `day` then environment (live first). */
+  readonly days: readonly { readonly day: number; readonly environment: Environment; readonly count: number }[];
+  /** Every billing period with a quota row, oldest first. */
+  readonly periods: readonly {
+    readonly periodStart: number;
+    readonly periodEnd: number;
+    readonly used: number;
+    readonly blocks: number;
+    readonly exhausted: boolean;
+    readonly heldAt: number | null;
+  }[];
+}
+
 /** Operational readings of a store, taken when metrics are scraped (not on the request path). */
 export interface StorageGauges {
   /** Webhook deliveries still pending (due now or later): the outbox's depth. */
@@ -372,11 +436,13 @@ export interface Storage {
 
   // Accounts and console sessions.
   createAccount(account: AccountRecord): Promise<void>;
+  /** The account, or null when there is none; a deleted account's tombstone reads as null. */
   getAccount(accountId: string): Promise<AccountRecord | null>;
   /**
    * Changes the tier, limit overrides, IP ranges, console exemption or billing refs of an account, and its version (see
    * `KeyLookup.version`). `dropScopes` (a downgrade: the scopes the new tier does not permit) are removed from
-   * every key of the account in the same transaction, so nothing restores them but a new key.
+   * every key of the account in the same transaction, so nothing restores them but a new key. Null when no such
+   * account, or a deleted one.
    */
   updateAccount(
     accountId: string,
@@ -389,7 +455,7 @@ export interface Storage {
    * claimed (they stay pending, never dead); resuming moves its webhooks' start of failing (`failing_since`)
    * forward by the time suspended, so the pause never counts toward disabling one. Nothing is deleted. Setting the
    * status an account already has changes and writes nothing (`changed: false`), also when two calls race.
-   * Null when no such account.
+   * Null when no such account, or a deleted one.
    */
   setAccountStatus(input: {
     accountId: string;
@@ -420,8 +486,12 @@ export interface Storage {
   dailyUsage(accountId: string, fromDay: number, now: number): Promise<{ day: number; count: number }[]>;
 
   // API keys. Each change writes its event (built by `event`) in the same transaction.
-  /** Stores a new key under its hash unless the account already has `maxKeys` keys that are not revoked; writes `key.created`. */
-  createKey(input: { key: ApiKeyRecord; hash: string; maxKeys: number; eventId: string }): Promise<"created" | "limit">;
+  /**
+   * Stores a new key under its hash unless the account already has `maxKeys` keys that are not revoked; writes
+   * `key.created`. `deleted` (nothing stored) when the account was erased, decided in the same atomic step, so a
+   * key can never outlive its account's erasure however the calls race.
+   */
+  createKey(input: { key: ApiKeyRecord; hash: string; maxKeys: number; eventId: string }): Promise<"created" | "limit" | "deleted">;
   /** The hot-path lookup by hash, joined with the account (and its version), in one round trip. */
   findKeyByHash(hash: string): Promise<KeyLookup | null>;
   getKey(accountId: string, keyId: string): Promise<ApiKeyRecord | null>;
@@ -452,8 +522,8 @@ export interface Storage {
   usage(accountId: string, now: number, anchorDay: number, baseQuota: number, blockSize: number): Promise<UsageSnapshot>;
 
   // Webhooks and the outbox.
-  /** Stores a webhook unless the account already has `maxWebhooks`. */
-  createWebhook(webhook: WebhookRecord, maxWebhooks: number): Promise<"created" | "limit">;
+  /** Stores a webhook unless the account already has `maxWebhooks`; `deleted` (nothing stored) when the account was erased, as for `createKey`. */
+  createWebhook(webhook: WebhookRecord, maxWebhooks: number): Promise<"created" | "limit" | "deleted">;
   listWebhooks(accountId: string): Promise<WebhookRecord[]>;
   getWebhook(accountId: string, webhookId: string): Promise<WebhookRecord | null>;
   /**
@@ -526,7 +596,8 @@ export interface Storage {
    * Settles a claimed charge in one transaction: the invoice's status and processor reference, the quota
    * (paid: one more block, access resumes), and the events `quota.exhausted` (with the processor reference;
    * only for a block's first attempt, so one per exhaustion) then `invoice.paid` or `invoice.failed`, with
-   * their deliveries. Ignored (false) without the lease.
+   * their deliveries. Ignored (false) without the lease. For an account erased while the charge was in flight
+   * only the invoice's outcome is recorded (the legal record of money taken or not): no quota, no event.
    */
   settleCharge(input: { invoiceId: string; leaseToken: string; outcome: ChargeOutcome; eventIds: { exhausted: string; result: string } }): Promise<boolean>;
   /**
@@ -550,6 +621,7 @@ export interface Storage {
    * automatic charges counts again from 0). True when the period had a quota row. MUST be atomic across processes.
    */
   releaseChargeHold(input: { accountId: string; now: number; anchorDay: number }): Promise<boolean>;
+  /** Every invoice of the account, newest first. */
   listInvoices(accountId: string): Promise<InvoiceRecord[]>;
 
   // Merchant snapshots, per account and environment; (account, environment, merchant, period) holds at most one.
@@ -566,6 +638,41 @@ export interface Storage {
   merchantSnapshots(accountId: string, environment: Environment, merchantId: string): Promise<SnapshotRecord[]>;
   /** One snapshot by id, or null when it does not exist in that account and environment. */
   getSnapshot(accountId: string, environment: Environment, snapshotId: string): Promise<SnapshotRecord | null>;
+
+  // Whole accounts: the operator finds, exports and erases them.
+  /** One page of accounts matching `query`, in ascending (`createdAt`, `id`) order, at most `query.limit`. */
+  listAccounts(query: AccountListQuery): Promise<AccountRecord[]>;
+  /**
+   * Erases an account. In ONE atomic operation (MUST hold across processes, like a revocation): the account
+   * becomes a tombstone (status `deleted`, `deletedAt` now, name, limits, IP ranges, billing refs and suspension
+   * note erased, its version moved, so every remembered lookup of its keys is stale at once); its keys with every
+   * hash they had and their windows, its console sessions and sign-in links, its webhooks (secrets included), its
+   * quota periods, day counters and usage days are deleted. Invoices stay, with their amounts, periods and processor
+   * references: a failed one loses its `failureReason` (the processor's decline code), and every pending one not in
+   * flight (no live lease) becomes `failed` with the reason `account_deleted`, so no charge is made after the
+   * erasure (one in flight settles as `settleCharge` says). From then on the account's deliveries and
+   * charges are never claimed and nothing can be created for it (`createKey`, `createWebhook` answer `deleted`).
+   * The account's deliveries with their attempts, events and merchant snapshots may remain until `purgeAccount`
+   * removes them. `erased` is false (and nothing changes) when it was already deleted, also when two calls race.
+   * Null when no such account.
+   */
+  deleteAccount(input: { accountId: string; now: number }): Promise<{ account: AccountRecord; erased: boolean } | null>;
+  /**
+   * Deletes up to about `limit` of a deleted account's remaining records (deliveries with their attempts, events,
+   * merchant snapshots), in one short atomic step; how many it deleted, 0 once nothing is left. Nothing for an
+   * account that is not deleted. Calling it until 0 finishes an erasure, also one interrupted earlier.
+   */
+  purgeAccount(input: { accountId: string; limit: number }): Promise<number>;
+  /** The account's console sessions and unused sign-in links as held (expired ones included), oldest first. */
+  accountSessions(accountId: string): Promise<HeldSession[]>;
+  /** The account's usage counters: admitted requests per day and environment, and its billing periods' quotas. */
+  accountUsage(accountId: string): Promise<AccountUsage>;
+  /** One page of the account's deliveries (every webhook's, deleted ones' included), each with its attempts. */
+  accountDeliveries(accountId: string, page: RecordPage): Promise<DeliveryRecord[]>;
+  /** One page of the account's events. */
+  accountEvents(accountId: string, page: RecordPage): Promise<EventRecord[]>;
+  /** One page of the account's merchant snapshots, both environments. */
+  accountSnapshots(accountId: string, page: RecordPage): Promise<SnapshotRecord[]>;
 
   // Benchmark data (live).
   /** The imported live data, prepared per cell. */

@@ -3,11 +3,13 @@
  * SQLite, PostgreSQL). It checks the contract's guarantees, including exactness under concurrency.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccountRecord, AdmitInput, ApiKeyRecord, ClaimedDelivery, SnapshotRecord, Storage, WebhookRecord } from "../storage/types.ts";
+import type { AccountRecord, AdmitInput, ApiKeyRecord, ClaimedDelivery, Storage } from "../storage/types.ts";
 import type { Cell } from "../data/source.ts";
 import { isId } from "../ids/new-id.ts";
 import { isoTime } from "../clock/clock.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
+import { accountLifecycleConformance } from "./account-lifecycle-conformance.ts";
+import { account, admitInput, drainEvents, id, key, quota, snapshot, T0, webhook } from "./conformance-fixtures.ts";
 
 /** How the suite obtains a fresh, migrated, empty store, and disposes of it. */
 export interface ConformanceTarget {
@@ -15,58 +17,6 @@ export interface ConformanceTarget {
   create(): Promise<Storage>;
   /** Called after the store is closed (drop the database, delete the file…). */
   destroy?(storage: Storage): Promise<void>;
-}
-
-const T0 = Date.UTC(2026, 10, 16, 12, 0, 0);
-let seq = 0;
-function id(prefix: string): string {
-  seq += 1;
-  // Unique and time-ordered enough for tests: a ULID-shaped suffix.
-  return `${prefix}_01JD${String(Date.now() % 1e9).padStart(9, "0")}${String(seq).padStart(13, "0")}`;
-}
-
-function account(over: Partial<AccountRecord> = {}): AccountRecord {
-  return { id: id("acc"), name: "Acme", tier: "growth", createdAt: T0, limits: {}, allowedCidrs: [], billing: {}, ...over };
-}
-
-function key(accountId: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
-  return {
-    id: id("key"),
-    accountId,
-    name: "server",
-    environment: "live",
-    scopes: ["benchmarks:read"],
-    prefix: "svc_live_abc",
-    isActive: true,
-    createdAt: T0,
-    rotatedAt: null,
-    revokedAt: null,
-    ...over,
-  };
-}
-
-function webhook(accountId: string, events: WebhookRecord["events"], over: Partial<WebhookRecord> = {}): WebhookRecord {
-  return { id: id("wh"), accountId, url: "https://hooks.example.com/in", events, secret: "whsec_test", createdAt: T0, ...over };
-}
-
-function admitInput(accountId: string, keyId: string, now: number, over: Partial<AdmitInput> = {}): AdmitInput {
-  return { now, keyId, accountId, perMinute: 1000, perDay: 1_000_000, windowMs: 60_000, quota: null, ...over };
-}
-
-function quota(over: Partial<NonNullable<AdmitInput["quota"]>> = {}): NonNullable<AdmitInput["quota"]> {
-  return {
-    anchorDay: 1,
-    baseQuota: 20,
-    blockSize: 10,
-    blockPrice: 1000,
-    currency: "usd",
-    retryAfterFailureMs: 3_600_000,
-    maxAutoCharges: 10,
-    warningEventId: id("evt"),
-    invoiceId: id("inv"),
-    heldEventId: id("evt"),
-    ...over,
-  };
 }
 
 /** Writes a `quota.warning` event for the account at `t` (its deliveries due then) and returns the event's id. */
@@ -80,40 +30,6 @@ async function emitWarning(s: Storage, accountId: string, t: number, i: number):
 function settle(s: Storage, d: ClaimedDelivery, at: number, next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number }): Promise<boolean> {
   const ok = next.status === "succeeded";
   return s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: d.attempt, at, statusCode: ok ? 200 : 500, latencyMs: 1, error: ok ? null : "http_status", responseBody: "" }, next });
-}
-
-async function drainEvents(s: Storage, now: number): Promise<ClaimedDelivery[]> {
-  const all: ClaimedDelivery[] = [];
-  for (;;) {
-    const got = await s.claimDeliveries({ now, leaseMs: 60_000, limit: 100, perWebhook: 100 });
-    if (got.length === 0) return all;
-    for (const d of got) {
-      // The contract's identifiers are `<prefix>_<ULID>`, deliveries included.
-      expect(isId("dlv", d.deliveryId), d.deliveryId).toBe(true);
-      all.push(d);
-      await s.completeDelivery({
-        deliveryId: d.deliveryId,
-        leaseToken: d.leaseToken,
-        attempt: { attempt: d.attempt, at: now, statusCode: 200, latencyMs: 1, error: null, responseBody: "" },
-        next: { status: "succeeded" },
-      });
-    }
-  }
-}
-
-function snapshot(accountId: string, over: Partial<SnapshotRecord> = {}): SnapshotRecord {
-  return {
-    id: id("vcfs"),
-    accountId,
-    environment: "live",
-    merchantId: "m-1",
-    category: "saas",
-    segment: "all",
-    period: "2026-Q2",
-    metrics: { gross_margin: 0.71, churn_rate: 0.031, customer_ltv: 12_345.67 },
-    createdAt: T0,
-    ...over,
-  };
 }
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -1502,4 +1418,5 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       });
     });
   });
+  accountLifecycleConformance(name, target);
 }

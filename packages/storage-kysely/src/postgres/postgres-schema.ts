@@ -1143,6 +1143,19 @@ const TEST_DAY_COUNTERS = `
 INSERT INTO day_counters (account_id, day, count) SELECT id || '/test', 0, 0 FROM accounts ON CONFLICT (account_id) DO NOTHING;
 `;
 
+// Accounts an operator can find, export and erase (issue 26): an erased account stays as a tombstone (status
+// 'deleted', deleted_at), so its id is never reused and its invoices keep their reference; the version trigger
+// moves with the erasure like any update. The indexes page the operator's list and an account's records.
+const ACCOUNT_TOMBSTONES = `
+ALTER TABLE accounts DROP CONSTRAINT accounts_status_check;
+ALTER TABLE accounts ADD CONSTRAINT accounts_status_check CHECK (status IN ('active', 'suspended', 'deleted'));
+ALTER TABLE accounts ADD COLUMN deleted_at bigint;
+CREATE INDEX accounts_by_created ON accounts (created_at, id);
+CREATE INDEX deliveries_by_account ON deliveries (account_id, created_at, id);
+CREATE INDEX events_by_account ON events (account_id, created_at, id);
+CREATE INDEX merchant_snapshots_by_account ON merchant_snapshots (account_id, created_at, id);
+`;
+
 const CONSOLE_IP_EXEMPT = `
 ALTER TABLE accounts ADD COLUMN console_ip_exempt boolean NOT NULL DEFAULT false;
 `;
@@ -1164,4 +1177,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 18, name: "the IP allow-list guards console sessions; the operator's override", sql: CONSOLE_IP_EXEMPT },
   { version: 20, name: "each environment counts its own day: test keys' day rows", sql: TEST_DAY_COUNTERS + FUNCTIONS },
   { version: 21, name: "cells keep their businesses, so sample_size of several metrics counts distinct businesses", sql: CELL_BUSINESSES },
+  { version: 22, name: "accounts an operator can find, export and erase: tombstones, and the indexes that read an account's records", sql: ACCOUNT_TOMBSTONES },
 ];

@@ -23,6 +23,7 @@ import type {
   DeliveryRecord,
   EventDraft,
   EventType,
+  HeldSession,
   WebhookHealthPolicy,
   InvoiceRecord,
   KeyLookup,
@@ -56,7 +57,7 @@ import { registerImportBackend, RowCodec } from "../import/staging.ts";
 import type { ReplacedPeriod, StagedRow, Staging } from "../import/staging.ts";
 import type { SqlStorage } from "../sql-storage.ts";
 import type { Row } from "../rows.ts";
-import { accountFromRow, deliveryFromRow, invoiceFromRow, json, keyFromRow, lookupAccountFromRow, num, numOrNull, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
+import { accountFromRow, deliveryFromRow, invoiceFromRow, json, keyFromRow, lookupAccountFromRow, num, numOrNull, pageStart, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres-schema.ts";
 import { verifiedKeys } from "./verified-keys.ts";
 
@@ -525,7 +526,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       }
     },
     async getAccount(accountId) {
-      const r = await one(db, sql`SELECT * FROM accounts WHERE id = ${accountId}`);
+      const r = await one(db, sql`SELECT * FROM accounts WHERE id = ${accountId} AND status <> 'deleted'`);
       return r ? accountFromRow(r) : null;
     },
     async updateAccount(accountId, patch) {
@@ -544,7 +545,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               allowed_cidrs = coalesce(${patch.allowedCidrs !== undefined ? [...patch.allowedCidrs] : null}::text[], allowed_cidrs),
               console_ip_exempt = coalesce(${patch.consoleIpExempt ?? null}::boolean, console_ip_exempt),
               billing = coalesce(${patch.billing !== undefined ? JSON.stringify(patch.billing) : null}::jsonb, billing)
-            WHERE id = ${accountId} RETURNING *`,
+            WHERE id = ${accountId} AND status <> 'deleted' RETURNING *`,
       );
       return r ? accountFromRow(r) : null;
     },
@@ -552,7 +553,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       return tx(async (trx) => {
         // The row lock orders racing changes: the second sees the first's status and changes nothing.
         const before = await one(trx, sql`SELECT * FROM accounts WHERE id = ${accountId} FOR UPDATE`);
-        if (!before) return null;
+        if (!before || before.status === "deleted") return null;
         if ((before.status === "suspended" ? "suspended" : "active") === status) return { account: accountFromRow(before), changed: false };
         const suspending = status === "suspended";
         // The version trigger moves the account's version with its status: remembered lookups are stale at once.
@@ -623,8 +624,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
 
     async createKey({ key, hash, maxKeys, eventId }) {
       return tx(async (trx) => {
-        // The account's row lock serialises key creation per account, so the limit is exact under concurrency.
-        await sql`SELECT 1 FROM accounts WHERE id = ${key.accountId} FOR UPDATE`.execute(trx);
+        // The account's row lock serialises key creation per account, so the limit is exact under concurrency, and
+        // orders it with an erasure: a key is never stored for an erased account.
+        if ((await one(trx, sql`SELECT status FROM accounts WHERE id = ${key.accountId} FOR UPDATE`))?.status === "deleted") return "deleted" as const;
         const { n } = (await one<{ n: string }>(trx, sql`SELECT count(*) AS n FROM api_keys WHERE account_id = ${key.accountId} AND revoked_at IS NULL`))!;
         if (Number(n) >= maxKeys) return "limit" as const;
         await sql`INSERT INTO api_keys (id, account_id, name, environment, scopes, prefix, is_active, created_at, rotated_at, revoked_at)
@@ -724,7 +726,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
 
     async createWebhook(w, maxWebhooks) {
       return tx(async (trx) => {
-        await sql`SELECT 1 FROM accounts WHERE id = ${w.accountId} FOR UPDATE`.execute(trx);
+        if ((await one(trx, sql`SELECT status FROM accounts WHERE id = ${w.accountId} FOR UPDATE`))?.status === "deleted") return "deleted" as const;
         const { n } = (await one<{ n: string }>(trx, sql`SELECT count(*) AS n FROM webhooks WHERE account_id = ${w.accountId}`))!;
         if (Number(n) >= maxWebhooks) return "limit" as const;
         await sql`INSERT INTO webhooks (id, account_id, url, events, secret, created_at)
@@ -971,6 +973,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     },
     async settleCharge({ invoiceId, leaseToken, outcome, eventIds }) {
       return tx(async (trx) => {
+        // The account's row, shared: an erasure (which takes it exclusively) comes wholly before or after this
+        // settlement, so it either erases the events written here or is seen here, and then none are written.
+        const owner = await one(trx, sql`SELECT a.status FROM invoices i JOIN accounts a ON a.id = i.account_id WHERE i.id = ${invoiceId} FOR SHARE OF a`);
         const failure = outcome.status === "failed" ? outcome.reason : null;
         const r = await one(
           trx,
@@ -981,6 +986,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         );
         if (!r) return false;
         const inv = invoiceFromRow(r);
+        // An account erased while its charge was in flight: the invoice records what the processor did, nothing more.
+        if (owner?.status === "deleted") return true;
         const start = Date.parse(inv.periodStart);
         // core's quotaChargeSucceeded / quotaChargeFailed, guarded on the block the charge was for (a stale outcome changes nothing).
         if (outcome.status === "paid") {
@@ -1081,6 +1088,116 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     async getSnapshot(accountId, environment, snapshotId) {
       const r = await one(db, sql`SELECT * FROM merchant_snapshots WHERE id = ${snapshotId} AND account_id = ${accountId} AND environment = ${environment}`);
       return r ? snapshotFromRow(r) : null;
+    },
+
+    async listAccounts(query) {
+      const rows = await all(
+        db,
+        sql`SELECT * FROM accounts
+            WHERE CASE WHEN ${query.status ?? null}::text IS NULL THEN status <> 'deleted' ELSE status = ${query.status ?? null}::text END
+              AND (${query.tier ?? null}::text IS NULL OR tier = ${query.tier ?? null}::text)
+              AND (${query.createdFrom ?? null}::bigint IS NULL OR created_at >= ${query.createdFrom ?? null}::bigint)
+              AND (${query.createdBefore ?? null}::bigint IS NULL OR created_at < ${query.createdBefore ?? null}::bigint)
+              AND (${query.nameContains ?? null}::text IS NULL OR strpos(lower(name), lower(${query.nameContains ?? null}::text)) > 0)
+              AND (created_at, id) > (${query.after?.createdAt ?? Number.MIN_SAFE_INTEGER}::bigint, ${query.after?.id ?? ""}::text)
+            ORDER BY created_at, id
+            LIMIT ${query.limit}::integer`,
+      );
+      return rows.map(accountFromRow);
+    },
+    async deleteAccount({ accountId, now }) {
+      return tx(async (trx) => {
+        // The account's row first (racing erasures, key and webhook creations and settlements queue on it), then its
+        // day rows, which every admission of its keys locks before anything else: an admission either committed
+        // before (and what it wrote is erased below) or comes after, sees the moved version, and writes nothing.
+        const row = await one(trx, sql`SELECT * FROM accounts WHERE id = ${accountId} FOR UPDATE`);
+        if (!row) return null;
+        if (row.status === "deleted") return { account: accountFromRow(row), erased: false };
+        const days = [accountId, dayCounterId(accountId, "test")];
+        await sql`SELECT 1 FROM day_counters WHERE account_id = ANY (${days}::text[]) ORDER BY account_id FOR UPDATE`.execute(trx);
+        // The version trigger moves the account's version; deleting keys and hashes moves admission_epoch.
+        const tombstone = (await one(
+          trx,
+          sql`UPDATE accounts SET name = '', limits = '{}', allowed_cidrs = '{}', billing = '{}', console_ip_exempt = false,
+                                  status = 'deleted', suspended_at = NULL, suspended_reason = NULL, deleted_at = ${now}::bigint
+              WHERE id = ${accountId} RETURNING *`,
+        ))!;
+        const keys = sql`SELECT id FROM api_keys WHERE account_id = ${accountId}`;
+        await sql`DELETE FROM window_chunks WHERE key_id IN (${keys})`.execute(trx);
+        await sql`DELETE FROM rate_windows WHERE key_id IN (${keys})`.execute(trx);
+        await sql`DELETE FROM key_hashes WHERE key_id IN (${keys})`.execute(trx);
+        for (const table of ["api_keys", "sessions", "sign_in_links", "webhooks", "quota_periods"]) {
+          await sql`DELETE FROM ${sql.table(table)} WHERE account_id = ${accountId}`.execute(trx);
+        }
+        // The day rows stay, at zero, so an admission queued on them finds them (rather than making new ones for an
+        // erased account); the day they held moves to usage_days by its trigger, deleted just after.
+        await sql`UPDATE day_counters SET day = 0, count = 0 WHERE account_id = ANY (${days}::text[])`.execute(trx);
+        await sql`DELETE FROM usage_days WHERE account_id = ANY (${days}::text[])`.execute(trx);
+        // Invoices stay for the legal record; a decline reason is the customer's, and a charge not yet in flight is never made.
+        await sql`UPDATE invoices SET failure_reason = NULL WHERE account_id = ${accountId} AND status = 'failed'`.execute(trx);
+        await sql`UPDATE invoices SET status = 'failed', failure_reason = 'account_deleted', resolved_at = ${now}::bigint, lease_token = NULL
+                  WHERE account_id = ${accountId} AND status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > ${now}::bigint)`.execute(trx);
+        return { account: accountFromRow(tombstone), erased: true };
+      });
+    },
+    async purgeAccount({ accountId, limit }) {
+      const n = Math.max(1, Math.floor(limit));
+      return tx(async (trx) => {
+        if ((await one(trx, sql`SELECT status FROM accounts WHERE id = ${accountId}`))?.status !== "deleted") return 0;
+        // Deliveries before their attempts: a worker completing one meanwhile is waited for, and the attempt it
+        // recorded is then seen by the next statement.
+        const gone = await all<{ id: string }>(trx, sql`DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE account_id = ${accountId} LIMIT ${n}::integer) RETURNING id`);
+        if (gone.length > 0) {
+          const attempts = await sql`DELETE FROM delivery_attempts WHERE delivery_id = ANY (${gone.map((d) => d.id)}::text[])`.execute(trx);
+          return gone.length + Number(attempts.numAffectedRows ?? 0);
+        }
+        for (const table of ["events", "merchant_snapshots"]) {
+          const r = await sql`DELETE FROM ${sql.table(table)} WHERE id IN (SELECT id FROM ${sql.table(table)} WHERE account_id = ${accountId} LIMIT ${n}::integer)`.execute(trx);
+          if (Number(r.numAffectedRows ?? 0) > 0) return Number(r.numAffectedRows);
+        }
+        return 0;
+      });
+    },
+    async accountSessions(accountId) {
+      const rows = await all(
+        db,
+        sql`SELECT 'session' AS kind, created_at, expires_at FROM sessions WHERE account_id = ${accountId}
+            UNION ALL SELECT 'sign_in_link', created_at, expires_at FROM sign_in_links WHERE account_id = ${accountId}
+            ORDER BY created_at, kind`,
+      );
+      return rows.map((r) => ({ kind: r.kind as HeldSession["kind"], createdAt: num(r.created_at), expiresAt: num(r.expires_at) }));
+    },
+    async accountUsage(accountId) {
+      const ids = [accountId, dayCounterId(accountId, "test")];
+      const days = await all(
+        db,
+        sql`SELECT day, account_id, count FROM usage_days WHERE account_id = ANY (${ids}::text[])
+            UNION ALL SELECT day, account_id, count FROM day_counters WHERE account_id = ANY (${ids}::text[]) AND count > 0
+            ORDER BY day, account_id`,
+      );
+      const periods = await all(db, sql`SELECT * FROM quota_periods WHERE account_id = ${accountId} ORDER BY period_start`);
+      return {
+        days: days.map((r) => ({ day: num(r.day), environment: r.account_id === accountId ? ("live" as const) : ("test" as const), count: num(r.count) })),
+        periods: periods.map((r) => ({ periodStart: num(r.period_start), periodEnd: num(r.period_end), used: num(r.used), blocks: num(r.blocks), exhausted: Boolean(r.exhausted), heldAt: numOrNull(r.held_at) })),
+      };
+    },
+    async accountDeliveries(accountId, page) {
+      const [at, id] = pageStart(page);
+      const rows = await all(db, sql`${DELIVERY_SELECT} WHERE d.account_id = ${accountId} AND (d.created_at, d.id) > (${at}::bigint, ${id}::text) ORDER BY d.created_at, d.id LIMIT ${page.limit}::integer`);
+      return rows.map(deliveryWithLog);
+    },
+    async accountEvents(accountId, page) {
+      const [at, id] = pageStart(page);
+      const rows = await all(db, sql`SELECT * FROM events WHERE account_id = ${accountId} AND (created_at, id) > (${at}::bigint, ${id}::text) ORDER BY created_at, id LIMIT ${page.limit}::integer`);
+      return rows.map((r) => ({ id: String(r.id), accountId: String(r.account_id), type: r.type as EventType, createdAt: num(r.created_at), body: String(r.body) }));
+    },
+    async accountSnapshots(accountId, page) {
+      const [at, id] = pageStart(page);
+      const rows = await all(
+        db,
+        sql`SELECT * FROM merchant_snapshots WHERE account_id = ${accountId} AND (created_at, id) > (${at}::bigint, ${id}::text) ORDER BY created_at, id LIMIT ${page.limit}::integer`,
+      );
+      return rows.map(snapshotFromRow);
     },
 
     benchmarks,

@@ -25,6 +25,7 @@ import type {
   DeliveryRecord,
   EventDraft,
   EventType,
+  HeldSession,
   InvoiceRecord,
   KeyLookup,
   Logger,
@@ -76,7 +77,7 @@ import { registerImportBackend } from "../import/staging.ts";
 import { batcher } from "../batch/batcher.ts";
 import type { SqlStorage } from "../sql-storage.ts";
 import type { Row } from "../rows.ts";
-import { accountFromRow, deliveryFromRow, invoiceFromRow, keyFromRow, lookupAccountFromRow, num, numOrNull, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
+import { accountFromRow, deliveryFromRow, invoiceFromRow, keyFromRow, lookupAccountFromRow, num, numOrNull, pageStart, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite-schema.ts";
 import { withSqliteStaging } from "./sqlite-staging.ts";
 import type { DatabaseMark, DayCount } from "./admission-memo.ts";
@@ -422,7 +423,11 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     };
   });
 
-  const createKeyTx = immediate((key: ApiKeyRecord, hash: string, maxKeys: number, eventId: string): "created" | "limit" => {
+  /** Whether the account is an erased one's tombstone (read inside the caller's transaction). */
+  const isDeleted = (accountId: string): boolean => (q("SELECT status FROM accounts WHERE id = ?").get(accountId) as Row | undefined)?.status === "deleted";
+
+  const createKeyTx = immediate((key: ApiKeyRecord, hash: string, maxKeys: number, eventId: string): "created" | "limit" | "deleted" => {
+    if (isDeleted(key.accountId)) return "deleted";
     const { n } = q("SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND revoked_at IS NULL").get(key.accountId) as { n: number };
     if (n >= maxKeys) return "limit";
     q(`INSERT INTO api_keys (id, account_id, name, environment, scopes, prefix, is_active, created_at, rotated_at, revoked_at)
@@ -436,7 +441,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     const r = q(`UPDATE accounts SET tier = coalesce(@tier, tier), limits = coalesce(@limits, limits),
                    allowed_cidrs = coalesce(@cidrs, allowed_cidrs), console_ip_exempt = coalesce(@exempt, console_ip_exempt),
                    billing = coalesce(@billing, billing)
-                 WHERE id = @id RETURNING *`).get({
+                 WHERE id = @id AND status <> 'deleted' RETURNING *`).get({
       id: accountId,
       tier: patch.tier ?? null,
       limits: patch.limits !== undefined ? JSON.stringify(patch.limits) : null,
@@ -458,7 +463,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
 
   const setAccountStatusTx = immediate((input: Parameters<Storage["setAccountStatus"]>[0]): { account: AccountRecord; changed: boolean } | null => {
     const { accountId, status, now, eventId } = input;
-    const before = q("SELECT * FROM accounts WHERE id = ?").get(accountId) as Row | undefined;
+    const before = q("SELECT * FROM accounts WHERE id = ? AND status <> 'deleted'").get(accountId) as Row | undefined;
     if (!before) return null;
     if ((before.status === "suspended" ? "suspended" : "active") === status) return { account: accountFromRow(before), changed: false };
     // The version trigger moves the account's version with its status: remembered lookups are stale at once.
@@ -500,7 +505,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return next;
   });
 
-  const createWebhookTx = immediate((w: WebhookRecord, maxWebhooks: number): "created" | "limit" => {
+  const createWebhookTx = immediate((w: WebhookRecord, maxWebhooks: number): "created" | "limit" | "deleted" => {
+    if (isDeleted(w.accountId)) return "deleted";
     const { n } = q("SELECT count(*) AS n FROM webhooks WHERE account_id = ?").get(w.accountId) as { n: number };
     if (n >= maxWebhooks) return "limit";
     q("INSERT INTO webhooks (id, account_id, url, events, secret, created_at) VALUES (?, ?, ?, ?, ?, ?)").run(w.id, w.accountId, w.url, JSON.stringify(w.events), w.secret, w.createdAt);
@@ -675,6 +681,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
                    WHERE id = ? AND lease_token = ? AND status = 'pending' RETURNING *`).get(outcome.status, outcome.processorRef, outcome.at, failure, invoiceId, token) as Row | undefined;
     if (!row) return false;
     const inv = invoiceFromRow(row);
+    // An account erased while its charge was in flight: the invoice records what the processor did, nothing more.
+    if (isDeleted(inv.accountId)) return true;
     const start = Date.parse(inv.periodStart);
     const qr = quotaRow(inv.accountId, start);
     if (qr) {
@@ -784,6 +792,45 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS,
   );
 
+  // Erasure: what stops at once, in one IMMEDIATE transaction (Storage.deleteAccount). The bounded parts of an
+  // account (keys, sessions, webhooks, counters, invoices) go here; its history (deliveries, events, snapshots),
+  // which can be large, goes in short steps (purgeAccountTx), so the write lock is never held for long.
+  const deleteAccountTx = immediate((accountId: string, now: number): { account: AccountRecord; erased: boolean } | null => {
+    const row = q("SELECT * FROM accounts WHERE id = ?").get(accountId) as Row | undefined;
+    if (!row) return null;
+    if (row.status === "deleted") return { account: accountFromRow(row), erased: false };
+    // The version trigger moves the account's version: every remembered lookup of its keys is stale at once.
+    const tombstone = q(`UPDATE accounts SET name = '', limits = '{}', allowed_cidrs = '[]', billing = '{}', console_ip_exempt = 0,
+                           status = 'deleted', suspended_at = NULL, suspended_reason = NULL, deleted_at = ?
+                         WHERE id = ? RETURNING *`).get(now, accountId) as Row;
+    const days = [accountId, dayCounterId(accountId, "test")];
+    for (const table of ["key_hashes", "window_chunks", "rate_windows"]) {
+      q(`DELETE FROM ${table} WHERE key_id IN (SELECT id FROM api_keys WHERE account_id = ?)`).run(accountId);
+    }
+    for (const table of ["api_keys", "sessions", "sign_in_links", "webhooks", "quota_periods"]) q(`DELETE FROM ${table} WHERE account_id = ?`).run(accountId);
+    q("DELETE FROM day_counters WHERE account_id IN (?, ?)").run(...days);
+    q("DELETE FROM usage_days WHERE account_id IN (?, ?)").run(...days);
+    // Invoices stay for the legal record; a decline reason is the customer's, and a charge not yet in flight is never made.
+    q("UPDATE invoices SET failure_reason = NULL WHERE account_id = ? AND status = 'failed'").run(accountId);
+    q(`UPDATE invoices SET status = 'failed', failure_reason = 'account_deleted', resolved_at = @now, lease_token = NULL
+       WHERE account_id = @accountId AND status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > @now)`).run({ accountId, now });
+    return { account: accountFromRow(tombstone), erased: true };
+  });
+
+  /** One short step of an erased account's history: some deliveries with their attempts, else events, else snapshots. */
+  const purgeAccountTx = immediate((accountId: string, limit: number): number => {
+    if (!isDeleted(accountId)) return 0;
+    const ids = (q("SELECT id FROM deliveries WHERE account_id = ? LIMIT ?").all(accountId, limit) as { id: string }[]).map((r) => r.id);
+    if (ids.length > 0) {
+      const list = JSON.stringify(ids);
+      const attempts = q("DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))").run(list).changes;
+      return attempts + q("DELETE FROM deliveries WHERE id IN (SELECT value FROM json_each(?))").run(list).changes;
+    }
+    const events = q("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE account_id = ? LIMIT ?)").run(accountId, limit).changes;
+    if (events > 0) return events;
+    return q("DELETE FROM merchant_snapshots WHERE id IN (SELECT id FROM merchant_snapshots WHERE account_id = ? LIMIT ?)").run(accountId, limit).changes;
+  });
+
   const storage: SqlStorage = {
     kind: "sqlite",
     async migrate() {
@@ -817,7 +864,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       }
     },
     async getAccount(accountId) {
-      const r = q("SELECT * FROM accounts WHERE id = ?").get(accountId) as Row | undefined;
+      const r = q("SELECT * FROM accounts WHERE id = ? AND status <> 'deleted'").get(accountId) as Row | undefined;
       return r ? accountFromRow(r) : null;
     },
     async updateAccount(accountId, patch) {
@@ -991,6 +1038,65 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     async getSnapshot(accountId, environment, snapshotId) {
       const r = q("SELECT * FROM merchant_snapshots WHERE id = ? AND account_id = ? AND environment = ?").get(snapshotId, accountId, environment) as Row | undefined;
       return r ? snapshotFromRow(r) : null;
+    },
+
+    async listAccounts(query) {
+      const rows = q(`SELECT * FROM accounts
+                      WHERE CASE WHEN @status IS NULL THEN status <> 'deleted' ELSE status = @status END
+                        AND (@tier IS NULL OR tier = @tier)
+                        AND (@from IS NULL OR created_at >= @from) AND (@before IS NULL OR created_at < @before)
+                        AND (created_at, id) > (@afterAt, @afterId)
+                      ORDER BY created_at, id`).iterate({
+        status: query.status ?? null,
+        tier: query.tier ?? null,
+        from: query.createdFrom ?? null,
+        before: query.createdBefore ?? null,
+        afterAt: query.after?.createdAt ?? Number.MIN_SAFE_INTEGER,
+        afterId: query.after?.id ?? "",
+      }) as IterableIterator<Row>;
+      // The name is compared here, with JavaScript's lowercasing (SQLite's lower() knows ASCII only).
+      const text = query.nameContains?.toLowerCase();
+      const out: AccountRecord[] = [];
+      for (const r of rows) {
+        if (out.length >= query.limit) break;
+        if (text === undefined || String(r.name).toLowerCase().includes(text)) out.push(accountFromRow(r));
+      }
+      return out;
+    },
+    async deleteAccount({ accountId, now }) {
+      return deleteAccountTx(accountId, now);
+    },
+    async purgeAccount({ accountId, limit }) {
+      return purgeAccountTx(accountId, Math.max(1, Math.floor(limit)));
+    },
+    async accountSessions(accountId) {
+      const rows = q(`SELECT 'session' AS kind, created_at, expires_at FROM sessions WHERE account_id = ?
+                      UNION ALL SELECT 'sign_in_link', created_at, expires_at FROM sign_in_links WHERE account_id = ?
+                      ORDER BY created_at, kind`).all(accountId, accountId) as Row[];
+      return rows.map((r) => ({ kind: r.kind as HeldSession["kind"], createdAt: num(r.created_at), expiresAt: num(r.expires_at) }));
+    },
+    async accountUsage(accountId) {
+      const ids = [accountId, dayCounterId(accountId, "test")];
+      const days = q(`SELECT day, account_id, count FROM usage_days WHERE account_id IN (?, ?)
+                      UNION ALL SELECT day, account_id, count FROM day_counters WHERE account_id IN (?, ?) AND count > 0
+                      ORDER BY day, account_id`).all(...ids, ...ids) as Row[];
+      const periods = q("SELECT * FROM quota_periods WHERE account_id = ? ORDER BY period_start").all(accountId) as Row[];
+      return {
+        days: days.map((r) => ({ day: num(r.day), environment: r.account_id === accountId ? ("live" as const) : ("test" as const), count: num(r.count) })),
+        periods: periods.map((r) => ({ periodStart: num(r.period_start), periodEnd: num(r.period_end), used: num(r.used), blocks: num(r.blocks), exhausted: r.exhausted === 1, heldAt: numOrNull(r.held_at) })),
+      };
+    },
+    async accountDeliveries(accountId, page) {
+      const rows = q(`${DELIVERY_SELECT} WHERE d.account_id = ? AND (d.created_at, d.id) > (?, ?) ORDER BY d.created_at, d.id LIMIT ?`).all(accountId, ...pageStart(page), page.limit) as Row[];
+      return rows.map(deliveryRecord);
+    },
+    async accountEvents(accountId, page) {
+      const rows = q("SELECT * FROM events WHERE account_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?").all(accountId, ...pageStart(page), page.limit) as Row[];
+      return rows.map((r) => ({ id: String(r.id), accountId: String(r.account_id), type: r.type as EventType, createdAt: num(r.created_at), body: String(r.body) }));
+    },
+    async accountSnapshots(accountId, page) {
+      const rows = q("SELECT * FROM merchant_snapshots WHERE account_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?").all(accountId, ...pageStart(page), page.limit) as Row[];
+      return rows.map(snapshotFromRow);
     },
 
     benchmarks,

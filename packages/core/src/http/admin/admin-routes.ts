@@ -1,11 +1,10 @@
 /**
  * The operator's admin API under `/api/v1/admin`: create accounts, change their tier, limits, IP ranges and
- * billing references, suspend and resume them, and issue console session tokens. Bearer admin token, compared in constant time; the
- * whole API answers 404 when no admin token is configured.
+ * billing references, suspend and resume them, and issue console session tokens. Bearer admin token, compared in
+ * constant time; the whole API answers 404 when no admin token is configured.
  */
 import * as v from "valibot";
 import { isoTime } from "../../clock/clock.ts";
-import { effectiveLimits } from "../../config/config.ts";
 import { LIMIT_BOUNDS } from "../../config/limit-bounds.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { newId } from "../../ids/new-id.ts";
@@ -15,12 +14,16 @@ import { parseCidr } from "../../net/cidr.ts";
 import { SCOPES, tierPermits, TIERS } from "../../scopes/scopes.ts";
 import type { AccountRecord, TierLimits } from "../../storage/types.ts";
 import type { AppContext, ClientInfo } from "../app-options.ts";
+import { parseQuery } from "../query.ts";
 import { readBody, readOptionalBody } from "../read-json-body.ts";
 import type { Reply } from "../reply.ts";
 import { asServiceError, errorResponse, ok, replyResponse } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";
-import type { Route, RouteDoc } from "../route.ts";
+import type { Route } from "../route.ts";
 import { clientAddressOf } from "../data/key-checks.ts";
+import { accountNotFound, AccountSchema, accountView } from "./account-view.ts";
+import type { AdminOp } from "./admin-op.ts";
+import { ACCOUNT_ID, op } from "./admin-op.ts";
 import { adminAuthThrottle } from "./auth-throttle.ts";
 
 /** The admin API's base path. */
@@ -31,53 +34,7 @@ const tooManyFailures = (seconds: number): ServiceError =>
   new ServiceError(429, "auth.too_many_failures", `Too many failed admin authentications from this address: wrong tokens are refused for ${seconds} s (a correct token is still admitted).`, {
     "retry-after": String(seconds),
   });
-const Integer = v.pipe(v.number(), v.integer());
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
-
-const LimitsSchema = v.object({ per_minute: Integer, per_day: Integer, monthly_quota: Integer, block_size: Integer, block_price: Integer });
-
-/** An account as the admin API shows it. */
-export const AccountSchema = v.object({
-  account_id: v.string(),
-  name: v.string(),
-  tier: v.picklist(TIERS),
-  created_at: Timestamp,
-  limits: v.pipe(LimitsSchema, v.description("Effective limits: the tier's, overridden by the account's own.")),
-  limit_overrides: v.pipe(v.partial(LimitsSchema), v.description("The account's own overrides.")),
-  allowed_cidrs: v.pipe(v.array(v.string()), v.description("IP allow-list of data requests and console sessions (empty: any address).")),
-  console_ip_exempt: v.pipe(v.boolean(), v.description("The operator's override: true lets the account's console sessions in from any address.")),
-  billing: v.object({ customer_ref: v.nullable(v.string()), payment_method_ref: v.nullable(v.string()) }),
-  status: v.pipe(v.picklist(["active", "suspended"]), v.description("`suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation).")),
-  suspended_at: v.pipe(v.nullable(Timestamp), v.description("When the current suspension began; null while active.")),
-  suspended_reason: v.pipe(v.nullable(v.string()), v.description("The operator's note on the suspension (never shown to the customer); null while active.")),
-});
-
-function limitsJson(l: Partial<TierLimits>): Partial<v.InferOutput<typeof LimitsSchema>> {
-  const out: Partial<v.InferOutput<typeof LimitsSchema>> = {};
-  if (l.perMinute !== undefined) out.per_minute = l.perMinute;
-  if (l.perDay !== undefined) out.per_day = l.perDay;
-  if (l.monthlyQuota !== undefined) out.monthly_quota = l.monthlyQuota;
-  if (l.blockSize !== undefined) out.block_size = l.blockSize;
-  if (l.blockPrice !== undefined) out.block_price = l.blockPrice;
-  return out;
-}
-
-function accountView(app: AppContext, a: AccountRecord): v.InferOutput<typeof AccountSchema> {
-  return {
-    account_id: a.id,
-    name: a.name,
-    tier: a.tier,
-    created_at: isoTime(a.createdAt),
-    limits: limitsJson(effectiveLimits(app.config, a.tier, a.limits)) as v.InferOutput<typeof LimitsSchema>,
-    limit_overrides: limitsJson(a.limits),
-    allowed_cidrs: [...a.allowedCidrs],
-    console_ip_exempt: a.consoleIpExempt === true,
-    billing: { customer_ref: a.billing.customerRef ?? null, payment_method_ref: a.billing.paymentMethodRef ?? null },
-    status: a.status ?? "active",
-    suspended_at: a.suspendedAt != null ? isoTime(a.suspendedAt) : null,
-    suspended_reason: a.suspendedReason ?? null,
-  };
-}
 
 async function issueSession(app: AppContext, accountId: string, now: number): Promise<{ token: string; expiresAt: number }> {
   const session = generateSessionToken(app.random);
@@ -89,10 +46,6 @@ async function issueSession(app: AppContext, accountId: string, now: number): Pr
 /** Where a one-time sign-in token goes: in the fragment, so it never reaches a server log or a Referer header. */
 export function signInPath(token: string): string {
   return `/console/#sign-in=${token}`;
-}
-
-function accountNotFound(id: string): ServiceError {
-  return new ServiceError(404, "not_found", `No account \`${id}\`.`);
 }
 
 const CreateAccountBody = v.strictObject({
@@ -135,22 +88,6 @@ const UpdateAccountBody = v.strictObject({
     ),
   ),
 });
-
-interface AdminOp<B extends v.GenericSchema | undefined> {
-  readonly method: "GET" | "POST" | "PATCH" | "DELETE";
-  readonly path: string;
-  readonly doc: Omit<RouteDoc, "tag" | "security" | "body" | "bodyOptional" | "errors"> & { readonly errors: readonly number[] };
-  readonly body?: B;
-  /** The body may be left out (read as `{}`). */
-  readonly bodyOptional?: boolean;
-  handle(app: AppContext, params: Readonly<Record<string, string>>, body: B extends v.GenericSchema ? v.InferOutput<B> : undefined, now: number, request: Request): Promise<Reply>;
-}
-
-function op<B extends v.GenericSchema | undefined = undefined>(o: AdminOp<B>): AdminOp<B> {
-  return o;
-}
-
-const ACCOUNT_ID = { account_id: "The account's identifier (`acc_…`)." };
 
 const createAccount = op({
   method: "POST",
@@ -413,7 +350,18 @@ const resumeAccount = op({
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const OPS: readonly AdminOp<any>[] = [createAccount, getAccount, patchAccount, postAccount, suspendAccount, resumeAccount, createSession, revokeSessions, createSignInLink, releaseHold];
+const OPS: readonly AdminOp<any, any>[] = [
+  createAccount,
+  getAccount,
+  patchAccount,
+  postAccount,
+  suspendAccount,
+  resumeAccount,
+  createSession,
+  revokeSessions,
+  createSignInLink,
+  releaseHold,
+];
 
 /** The admin routes (for the router when an admin token is configured, and for the OpenAPI document always). */
 export function adminRoutes(app: AppContext): Route[] {
@@ -423,7 +371,7 @@ export function adminRoutes(app: AppContext): Route[] {
   const trustProxy = app.config.trustProxy;
   return OPS.map((o) => {
     const label = `${o.method} ${ADMIN_BASE}${o.path}`;
-    const run = async (request: Request, params: Readonly<Record<string, string>>, _search: string, client: ClientInfo): Promise<Response> => {
+    const run = async (request: Request, params: Readonly<Record<string, string>>, search: string, client: ClientInfo): Promise<Response> => {
       try {
         const given = bearerToken(request.headers.get("authorization"));
         // The token is compared first, in constant time: a correct one is admitted even from a throttled address.
@@ -434,19 +382,30 @@ export function adminRoutes(app: AppContext): Route[] {
           throttle.failed(address);
           throw INVALID_TOKEN;
         }
+        const query = o.query ? parseQuery(o.query, search) : undefined;
         const body = o.body ? await (o.bodyOptional === true ? readOptionalBody : readBody)(request, o.body) : undefined;
-        return replyResponse(await o.handle(app, params, body, app.clock.now(), request), { "cache-control": "no-store" });
+        const reply = await o.handle(app, params, body, app.clock.now(), request, query);
+        return replyResponse(reply, { ...reply.headers, "cache-control": "no-store" });
       } catch (error) {
         return errorResponse(asServiceError(error, app.logger, label, request), { "cache-control": "no-store" });
       }
     };
     const errors = [401, 429, ...o.doc.errors, 503];
     if (o.body) errors.push(400, 413, 415, 422);
+    if (o.query) errors.push(422);
     return {
       method: o.method,
       path: ADMIN_BASE + o.path,
       run,
-      doc: { ...o.doc, tag: "Admin", security: "admin", ...(o.body ? { body: o.body } : {}), ...(o.bodyOptional === true ? { bodyOptional: true } : {}), errors: [...new Set(errors)] },
+      doc: {
+        ...o.doc,
+        tag: "Admin",
+        security: "admin",
+        ...(o.query ? { query: o.query } : {}),
+        ...(o.body ? { body: o.body } : {}),
+        ...(o.bodyOptional === true ? { bodyOptional: true } : {}),
+        errors: [...new Set(errors)],
+      },
     };
   });
 }

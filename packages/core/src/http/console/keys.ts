@@ -7,7 +7,7 @@ import type { Scope } from "../../scopes/scopes.ts";
 import { SCOPE_MIN_TIER, SCOPES, scopesBeyondTier, tierPermits } from "../../scopes/scopes.ts";
 import type { ApiKeyRecord } from "../../storage/types.ts";
 import { ok } from "../reply.ts";
-import { accountOf, defineConsoleRoute, notFound } from "./console-route.ts";
+import { accountOf, defineConsoleRoute, INVALID_SESSION, notFound } from "./console-route.ts";
 import { KeySchema, KeyWithSecretSchema, keyView, listOf } from "./views.ts";
 
 const KEY_ID = { key_id: "The key's identifier (`key_…`)." };
@@ -56,6 +56,8 @@ export const createKey = defineConsoleRoute({
       revokedAt: null,
     };
     const outcome = await app.storage.createKey({ key, hash: generated.hash, maxKeys: app.config.keys.maxPerAccount, eventId: newId("evt", app.clock, app.idRandom) });
+    // Erased while this request was on its way: the account no longer exists, nor does this session.
+    if (outcome === "deleted") throw INVALID_SESSION;
     if (outcome === "limit") {
       throw new ServiceError(409, "console.limit_reached", `This account already has ${app.config.keys.maxPerAccount} keys that are not revoked (the maximum). Revoke one first.`);
     }

@@ -10,7 +10,7 @@ import type { WebhookRecord } from "../../storage/types.ts";
 import { plaintextSecretBox } from "../../webhooks/secret-box.ts";
 import { integerParam } from "../data/query-params.ts";
 import { ok } from "../reply.ts";
-import { defineConsoleRoute, notFound } from "./console-route.ts";
+import { defineConsoleRoute, INVALID_SESSION, notFound } from "./console-route.ts";
 import { checkUrlSyntax } from "./webhook-url.ts";
 import { DeliverySchema, listOf, WebhookSchema, WebhookWithSecretSchema, webhookView, deliveryView } from "./views.ts";
 
@@ -56,6 +56,8 @@ export const createWebhook = defineConsoleRoute({
       createdAt: now,
     };
     const outcome = await app.storage.createWebhook(record, app.config.webhooks.maxPerAccount);
+    // Erased while this request was on its way: the account no longer exists, nor does this session.
+    if (outcome === "deleted") throw INVALID_SESSION;
     if (outcome === "limit") {
       throw new ServiceError(409, "console.limit_reached", `This account already has ${app.config.webhooks.maxPerAccount} webhooks (the maximum). Delete one first.`);
     }
