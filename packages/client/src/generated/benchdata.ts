@@ -180,6 +180,11 @@ export class Benchdata extends Client {
     return fn.retryBilling(this, options);
   }
 
+  /** List accounts (`GET /api/v1/admin/accounts`). */
+  adminListAccounts(query?: QueryOf<"adminListAccounts">, options?: CallOptions): Promise<ResponseOf<"adminListAccounts">> {
+    return fn.adminListAccounts(this, query, options);
+  }
+
   /** Create an account (`POST /api/v1/admin/accounts`). */
   adminCreateAccount(body: BodyOf<"adminCreateAccount">, options?: CallOptions): Promise<ResponseOf<"adminCreateAccount">> {
     return fn.adminCreateAccount(this, body, options);
@@ -198,6 +203,16 @@ export class Benchdata extends Client {
   /** Update an account (`PATCH /api/v1/admin/accounts/{account_id}`). */
   adminUpdateAccount(accountId: string, body: BodyOf<"adminUpdateAccount">, options?: CallOptions): Promise<ResponseOf<"adminUpdateAccount">> {
     return fn.adminUpdateAccount(this, accountId, body, options);
+  }
+
+  /** Erase an account (`DELETE /api/v1/admin/accounts/{account_id}`). */
+  adminDeleteAccount(accountId: string, options?: CallOptions): Promise<ResponseOf<"adminDeleteAccount">> {
+    return fn.adminDeleteAccount(this, accountId, options);
+  }
+
+  /** Export an account (`GET /api/v1/admin/accounts/{account_id}/export`). */
+  adminExportAccount(accountId: string, options?: CallOptions): Promise<ResponseOf<"adminExportAccount">> {
+    return fn.adminExportAccount(this, accountId, options);
   }
 
   /** Suspend an account (`POST /api/v1/admin/accounts/{account_id}/suspend`). */

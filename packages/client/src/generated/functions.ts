@@ -178,6 +178,11 @@ export function retryBilling(client: Client, options?: CallOptions): Promise<Res
   return send(client, { method: "POST", path: "/api/v1/console/billing/retry", security: "session", status: 202, mediaType: "application/json" }, {  }, options);
 }
 
+/** List accounts (`GET /api/v1/admin/accounts`). */
+export function adminListAccounts(client: Client, query?: QueryOf<"adminListAccounts">, options?: CallOptions): Promise<ResponseOf<"adminListAccounts">> {
+  return send(client, { method: "GET", path: "/api/v1/admin/accounts", security: "admin", status: 200, mediaType: "application/json" }, { query }, options);
+}
+
 /** Create an account (`POST /api/v1/admin/accounts`). */
 export function adminCreateAccount(client: Client, body: BodyOf<"adminCreateAccount">, options?: CallOptions): Promise<ResponseOf<"adminCreateAccount">> {
   return send(client, { method: "POST", path: "/api/v1/admin/accounts", security: "admin", status: 201, mediaType: "application/json" }, { body }, options);
@@ -196,6 +201,16 @@ export function adminUpdateAccountPost(client: Client, accountId: string, body: 
 /** Update an account (`PATCH /api/v1/admin/accounts/{account_id}`). */
 export function adminUpdateAccount(client: Client, accountId: string, body: BodyOf<"adminUpdateAccount">, options?: CallOptions): Promise<ResponseOf<"adminUpdateAccount">> {
   return send(client, { method: "PATCH", path: "/api/v1/admin/accounts/{account_id}", security: "admin", status: 200, mediaType: "application/json" }, { path: [accountId], body }, options);
+}
+
+/** Erase an account (`DELETE /api/v1/admin/accounts/{account_id}`). */
+export function adminDeleteAccount(client: Client, accountId: string, options?: CallOptions): Promise<ResponseOf<"adminDeleteAccount">> {
+  return send(client, { method: "DELETE", path: "/api/v1/admin/accounts/{account_id}", security: "admin", status: 200, mediaType: "application/json" }, { path: [accountId] }, options);
+}
+
+/** Export an account (`GET /api/v1/admin/accounts/{account_id}/export`). */
+export function adminExportAccount(client: Client, accountId: string, options?: CallOptions): Promise<ResponseOf<"adminExportAccount">> {
+  return send(client, { method: "GET", path: "/api/v1/admin/accounts/{account_id}/export", security: "admin", status: 200, mediaType: "application/json" }, { path: [accountId] }, options);
 }
 
 /** Suspend an account (`POST /api/v1/admin/accounts/{account_id}/suspend`). */

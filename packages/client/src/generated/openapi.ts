@@ -637,7 +637,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List accounts
+         * @description Accounts in ascending order of creation (then id), a page at a time: pass the answer's `next_cursor` as `cursor` for the next page, until `has_more` is false. Filters combine: `status`, `tier`, a creation range [`created_after`, `created_before`) and a case-insensitive name search `q`. Deleted accounts are left out unless `status=deleted` asks for their tombstones.
+         */
+        get: operations["adminListAccounts"];
         put?: never;
         /**
          * Create an account
@@ -665,7 +669,11 @@ export interface paths {
          * @description Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list (of data requests and console sessions), the console's exemption from it or the billing references. Fields left out are kept. Takes effect on the next request, on every instance. A lower tier removes from every key of the account the scopes it does not permit (they stop working at once); a higher tier restores none.
          */
         post: operations["adminUpdateAccountPost"];
-        delete?: never;
+        /**
+         * Erase an account
+         * @description Erases the account, at once on every instance, like a revocation: its keys and console sessions stop working at the next request, and its keys, sessions, sign-in links, webhooks, deliveries, events, merchant snapshots and usage are deleted. Invoices are kept for the legal record, without what identifies a person; a charge not yet made is never made. The account stays as a tombstone (`status: deleted`, name erased) so its id is never reused; every other operation on it answers 404. Deleting again answers the same (and finishes an erasure that was interrupted). No body.
+         */
+        delete: operations["adminDeleteAccount"];
         options?: never;
         head?: never;
         /**
@@ -673,6 +681,26 @@ export interface paths {
          * @description Changes the tier, limit overrides (e.g. an enterprise account's own limits), the IP allow-list (of data requests and console sessions), the console's exemption from it or the billing references. Fields left out are kept. Takes effect on the next request, on every instance. A lower tier removes from every key of the account the scopes it does not permit (they stop working at once); a higher tier restores none.
          */
         patch: operations["adminUpdateAccount"];
+        trace?: never;
+    };
+    "/api/v1/admin/accounts/{account_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export an account
+         * @description Everything held about the account, as one JSON document (`format: "benchdata.account-export/1"`): the account, its keys, console sessions, webhooks, deliveries with their attempts, events, invoices, usage per day and billing period, and merchant snapshots. Never a raw key, a token, a hash or a signing secret. The body is streamed as it is read, a page at a time; it is not one snapshot in time (suspend the account first for that). A deleted account answers 404, as an unknown one.
+         */
+        get: operations["adminExportAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/admin/accounts/{account_id}/suspend": {
@@ -3941,6 +3969,95 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    adminListAccounts: {
+        parameters: {
+            query?: {
+                /** @description How many accounts per page (default 50). */
+                limit?: number;
+                /** @description Where the page starts: the previous page's `next_cursor` (opaque). */
+                cursor?: string;
+                /** @description Only accounts in this state; by default active and suspended ones (a deleted account's tombstone is listed only with `status=deleted`). */
+                status?: "active" | "suspended" | "deleted";
+                /** @description Only accounts of this tier. */
+                tier?: "developer" | "startup" | "growth" | "enterprise";
+                /** @description Only accounts created at or after this time (ISO 8601). */
+                created_after?: string;
+                /** @description Only accounts created strictly before this time (ISO 8601). */
+                created_before?: string;
+                /** @description Only accounts whose name contains this text, case-insensitively. */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of accounts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            account_id: string;
+                            /** @description Empty for a deleted account (the name is erased). */
+                            name: string;
+                            /** @enum {string} */
+                            tier: "developer" | "startup" | "growth" | "enterprise";
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description Effective limits: the tier's, overridden by the account's own. */
+                            limits: {
+                                per_minute: number;
+                                per_day: number;
+                                monthly_quota: number;
+                                block_size: number;
+                                block_price: number;
+                            };
+                            /** @description The account's own overrides. */
+                            limit_overrides: {
+                                per_minute?: number;
+                                per_day?: number;
+                                monthly_quota?: number;
+                                block_size?: number;
+                                block_price?: number;
+                            };
+                            /** @description IP allow-list of data requests and console sessions (empty: any address). */
+                            allowed_cidrs: string[];
+                            /** @description The operator's override: true lets the account's console sessions in from any address. */
+                            console_ip_exempt: boolean;
+                            billing: {
+                                customer_ref: string | null;
+                                payment_method_ref: string | null;
+                            };
+                            /**
+                             * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation). `deleted`: erased; only its tombstone is left (listed with `status=deleted`).
+                             * @enum {string}
+                             */
+                            status: "active" | "suspended" | "deleted";
+                            /** @description When the current suspension began; null while active. */
+                            suspended_at: string | null;
+                            /** @description The operator's note on the suspension (never shown to the customer); null while active. */
+                            suspended_reason: string | null;
+                            /** @description When the account was erased; null unless deleted. */
+                            deleted_at: string | null;
+                        }[];
+                        /** @description Whether more accounts match after this page. */
+                        has_more: boolean;
+                        /** @description The `cursor` of the next page; null on the last one. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
     adminCreateAccount: {
         parameters: {
             query?: never;
@@ -4157,6 +4274,43 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    adminDeleteAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's identifier (`acc_…`). */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account is erased. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account_id: string;
+                        /** @constant */
+                        deleted: true;
+                        /**
+                         * Format: date-time
+                         * @description When it was erased (the first time).
+                         */
+                        deleted_at: string;
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
     adminUpdateAccount: {
         parameters: {
             query?: never;
@@ -4252,6 +4406,228 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    adminExportAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's identifier (`acc_…`). */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description This document's format and version.
+                         * @constant
+                         */
+                        format: "benchdata.account-export/1";
+                        /** Format: date-time */
+                        exported_at: string;
+                        account: {
+                            account_id: string;
+                            /** @description Empty for a deleted account (the name is erased). */
+                            name: string;
+                            /** @enum {string} */
+                            tier: "developer" | "startup" | "growth" | "enterprise";
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description Effective limits: the tier's, overridden by the account's own. */
+                            limits: {
+                                per_minute: number;
+                                per_day: number;
+                                monthly_quota: number;
+                                block_size: number;
+                                block_price: number;
+                            };
+                            /** @description The account's own overrides. */
+                            limit_overrides: {
+                                per_minute?: number;
+                                per_day?: number;
+                                monthly_quota?: number;
+                                block_size?: number;
+                                block_price?: number;
+                            };
+                            /** @description IP allow-list of data requests and console sessions (empty: any address). */
+                            allowed_cidrs: string[];
+                            /** @description The operator's override: true lets the account's console sessions in from any address. */
+                            console_ip_exempt: boolean;
+                            billing: {
+                                customer_ref: string | null;
+                                payment_method_ref: string | null;
+                            };
+                            /**
+                             * @description `suspended`: its keys and console are refused, its webhooks and charges wait (see the suspend operation). `deleted`: erased; only its tombstone is left (listed with `status=deleted`).
+                             * @enum {string}
+                             */
+                            status: "active" | "suspended" | "deleted";
+                            /** @description When the current suspension began; null while active. */
+                            suspended_at: string | null;
+                            /** @description The operator's note on the suspension (never shown to the customer); null while active. */
+                            suspended_reason: string | null;
+                            /** @description When the account was erased; null unless deleted. */
+                            deleted_at: string | null;
+                        };
+                        /** @description Every key, revoked ones included; never a raw key or a hash. */
+                        keys: {
+                            key_id: string;
+                            name: string;
+                            /** @enum {string} */
+                            environment: "live" | "test";
+                            scopes: ("benchmarks:read" | "segments:read" | "merchant:read" | "merchant:write" | "insights:read" | "compare:read" | "score:read" | "report:read" | "export:read")[];
+                            is_active: boolean;
+                            /** @description The key's first 12 characters. */
+                            prefix: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            rotated_at: string | null;
+                            revoked_at: string | null;
+                            /** @description True for an active key more than 90 days past its creation or last rotation. */
+                            rotation_due: boolean;
+                        }[];
+                        /** @description Console sessions and unused sign-in links as held (expired ones included); never a token or a hash. */
+                        console_sessions: {
+                            /** @enum {string} */
+                            kind: "session" | "sign_in_link";
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                        }[];
+                        /** @description Every webhook; never a signing secret. */
+                        webhooks: {
+                            webhook_id: string;
+                            url: string;
+                            events: ("key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed")[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /**
+                             * @description A disabled webhook gets no new deliveries and no attempts until `POST /webhooks/{webhook_id}/enable`.
+                             * @enum {string}
+                             */
+                            status: "active" | "disabled";
+                            /** @description `gone`: the receiver answered 410; `failing`: every attempt failed for `webhooks.disableAfterDays`; `dead_deliveries`: `webhooks.disableAfterDeadDeliveries` dead deliveries in a row. Null while active. */
+                            disabled_reason: ("gone" | "failing" | "dead_deliveries") | null;
+                            disabled_at: string | null;
+                        }[];
+                        /** @description Every delivery (of deleted webhooks too), each with its attempts, oldest first. */
+                        deliveries: {
+                            delivery_id: string;
+                            event_id: string;
+                            /** @enum {string} */
+                            event_type: "key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed";
+                            webhook_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "succeeded" | "dead";
+                            attempt_count: number;
+                            next_attempt_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description Why a dead delivery is dead: its last attempt failed, the receiver answered 410, or its webhook was disabled while it waited. Null unless dead. */
+                            dead_reason: ("attempts_exhausted" | "gone" | "webhook_disabled") | null;
+                            attempts: {
+                                attempt: number;
+                                /** Format: date-time */
+                                at: string;
+                                status_code: number | null;
+                                latency_ms: number;
+                                /** @description Null on success; else timeout, refused, blocked, http_status, network, redirect… */
+                                error: string | null;
+                                /** @description The first 2 KB of the receiver's response. */
+                                response_body: string;
+                            }[];
+                        }[];
+                        /** @description Every event of the account, oldest first: each envelope exactly as its deliveries send it. */
+                        events: {
+                            id: string;
+                            /** @enum {string} */
+                            type: "key.created" | "key.rotated" | "key.revoked" | "quota.warning" | "quota.exhausted" | "invoice.paid" | "invoice.failed" | "quota.held" | "webhook.disabled" | "account.suspended" | "account.resumed";
+                            account_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description Every invoice, newest first. */
+                        invoices: {
+                            invoice_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "paid" | "failed";
+                            /** @description In the currency's minor unit (cents). */
+                            amount: number;
+                            currency: string;
+                            block: number;
+                            attempt: number;
+                            processor_ref: string | null;
+                            failure_reason: string | null;
+                            /** Format: date-time */
+                            period_start: string;
+                            /** Format: date-time */
+                            period_end: string;
+                            calls_used: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            resolved_at: string | null;
+                        }[];
+                        usage: {
+                            /** @description Admitted requests per UTC day and key environment (days without any are left out), oldest first. */
+                            days: {
+                                /** Format: date */
+                                date: string;
+                                /** @enum {string} */
+                                environment: "live" | "test";
+                                calls: number;
+                            }[];
+                            /** @description Each billing period's quota: calls counted (live keys), blocks bought, whether exhausted or held. */
+                            periods: {
+                                /** Format: date-time */
+                                period_start: string;
+                                /** Format: date-time */
+                                period_end: string;
+                                calls_used: number;
+                                blocks: number;
+                                exhausted: boolean;
+                                held_at: string | null;
+                            }[];
+                        };
+                        /** @description Every merchant snapshot, both environments, oldest first. */
+                        merchant_snapshots: {
+                            /** @description `vcfs_<ULID>`. */
+                            vcfs_id: string;
+                            merchant_id: string;
+                            /** @enum {string} */
+                            category: "ecommerce" | "saas" | "marketplace" | "retail" | "fintech" | "food_beverage" | "health_wellness";
+                            /** @description `all` when no segment was given. */
+                            segment: string;
+                            period: string;
+                            /** @description The values as posted, in catalogue order. */
+                            metrics: {
+                                [key: string]: number;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @enum {string} */
+                            environment: "live" | "test";
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };

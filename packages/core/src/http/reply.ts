@@ -12,6 +12,8 @@ export interface Reply {
   readonly json?: string;
   /** The Content-Type of `json`'s text when it is not JSON (e.g. `application/xml` for an XBRL document). */
   readonly contentType?: string;
+  /** A JSON body written as it is read (a large export); wins over `json` and `body`. */
+  readonly stream?: ReadableStream<Uint8Array>;
   /** Extra response headers (e.g. the console's Set-Cookie). */
   readonly headers?: Readonly<Record<string, string>>;
 }
@@ -39,6 +41,10 @@ export const NOSNIFF = "nosniff";
 export function replyResponse(reply: Reply, headers?: Record<string, string>): Response {
   const h = headers ?? {};
   h["x-content-type-options"] = NOSNIFF;
+  if (reply.stream !== undefined) {
+    h["content-type"] = JSON_TYPE;
+    return new Response(reply.stream, { status: reply.status, headers: h });
+  }
   if (reply.json !== undefined) {
     h["content-type"] = reply.contentType ?? JSON_TYPE;
     return new Response(reply.json, { status: reply.status, headers: h });

@@ -1,7 +1,8 @@
 /**
  * The operator's admin API under `/api/v1/admin`: create accounts, change their tier, limits, IP ranges and
- * billing references, suspend and resume them, and issue console session tokens. Bearer admin token, compared in
- * constant time; the whole API answers 404 when no admin token is configured.
+ * billing references, suspend and resume them, issue console session tokens, and list, export and erase accounts
+ * (account-lifecycle.ts). Bearer admin token, compared in constant time; the whole API answers 404 when no admin
+ * token is configured.
  */
 import * as v from "valibot";
 import { isoTime } from "../../clock/clock.ts";
@@ -21,6 +22,7 @@ import { asServiceError, errorResponse, ok, replyResponse } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";
 import type { Route } from "../route.ts";
 import { clientAddressOf } from "../data/key-checks.ts";
+import { deleteAccount, exportAccount, listAccounts } from "./account-lifecycle.ts";
 import { accountNotFound, AccountSchema, accountView } from "./account-view.ts";
 import type { AdminOp } from "./admin-op.ts";
 import { ACCOUNT_ID, op } from "./admin-op.ts";
@@ -352,9 +354,12 @@ const resumeAccount = op({
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const OPS: readonly AdminOp<any, any>[] = [
   createAccount,
+  listAccounts,
   getAccount,
   patchAccount,
   postAccount,
+  deleteAccount,
+  exportAccount,
   suspendAccount,
   resumeAccount,
   createSession,

@@ -1,0 +1,180 @@
+/**
+ * Accounts an operator can find, export and erase, through the real HTTP API with TWO app instances over one
+ * store (two connections to one SQLite file or one PostgreSQL database; two apps over one memory store): an
+ * erasure through one instance stops the account's keys on the other at its very next request, although it
+ * remembers them; its sessions and links stop; its charges and deliveries never go out; another account keeps
+ * everything.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PaymentProcessor, PaymentRequest, Storage, WebhookRequest } from "@benchdata/core";
+import { createBillingWorker, createDeliveryWorker, cryptoRandom, defineConfig, quotaWarningEvent, simulatedProcessor, systemClock } from "@benchdata/core";
+import { createApp } from "@benchdata/core/http";
+import { twoHandleStores } from "./test-support/two-handle-stores.ts";
+
+const ADMIN = "admin-token-for-erasure-tests-0123456789";
+const SANDBOX = "http://sandbox.benchdata.test";
+const LIVE = "http://api.benchdata.test";
+const BENCH = "/data/v1/benchmarks?category=saas";
+const PERCENTILE = "/data/v1/benchmarks/percentile?category=saas&metric=gross_margin&value=0.5&period=2026-Q3";
+
+const stores = await twoHandleStores("account-erasure-http");
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Res = { status: number; body: any };
+type App = ReturnType<typeof createApp>;
+
+for (const [name, open] of Object.entries(stores)) {
+  describe(`accounts erased across two instances: ${name}`, () => {
+    let handles: [Storage, Storage];
+    let a: App;
+    let b: App;
+    const config = defineConfig({ target: "host", webhooks: { retryDelaysSeconds: [0, 30, 300] } });
+    beforeAll(async () => {
+      handles = await open();
+      const values = Array.from({ length: 40 }, (_, i) => 0.3 + i / 100);
+      await handles[0].replaceCells([{ category: "saas", segment: "all", period: "2026-Q3", metric: "gross_margin", cell: { sorted: Float64Array.from(values), sampleSize: 40 } }], []);
+      a = createApp({ storage: handles[0], config, adminToken: ADMIN });
+      b = createApp({ storage: handles[1], config, adminToken: ADMIN });
+    });
+    afterAll(async () => {
+      await handles[0].close();
+      if (handles[1] !== handles[0]) await handles[1].close();
+    });
+
+    const call = async (app: App, method: string, path: string, auth: string | null, body?: unknown, extra: Record<string, string> = {}, base = SANDBOX): Promise<Res> => {
+      const headers: Record<string, string> = { ...(auth === null ? {} : { authorization: `Bearer ${auth}` }), ...extra };
+      if (body !== undefined) headers["content-type"] = "application/json";
+      const r = await app.fetch(new Request(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+      const text = await r.text();
+      return { status: r.status, body: text === "" ? null : JSON.parse(text) };
+    };
+    const admin = (app: App, method: string, path: string, body?: unknown) => call(app, method, `/api/v1/admin${path}`, ADMIN, body);
+    const newAccount = async (name: string, tier = "growth"): Promise<{ id: string; session: string }> => {
+      const acc = await admin(a, "POST", "/accounts", { name, tier });
+      expect(acc.status, JSON.stringify(acc.body)).toBe(201);
+      return { id: acc.body.account_id, session: acc.body.session_token };
+    };
+    const newKey = async (session: string, environment = "test"): Promise<string> => {
+      const k = await call(a, "POST", "/api/v1/console/keys", session, { name: "k", environment, scopes: ["benchmarks:read"] });
+      expect(k.status, JSON.stringify(k.body)).toBe(201);
+      return k.body.raw_key;
+    };
+
+    it("an erasure through one instance refuses the account's keys at the other's very next request (though it remembers them); sessions and sign-in links stop; another account is untouched", async () => {
+      const acc = await newAccount("Erased Co");
+      const keep = await newAccount("Kept Co");
+      const k1 = await newKey(acc.session);
+      const k2 = await newKey(acc.session);
+      const kept = await newKey(keep.session);
+      // Both instances know every key: their lookups are remembered (and, on PostgreSQL, verified at the epoch).
+      for (let i = 0; i < 2; i++) for (const app of [a, b]) for (const k of [k1, k2, kept]) expect((await call(app, "GET", BENCH, k)).status).toBe(200);
+      const link = await admin(a, "POST", `/accounts/${acc.id}/sign-in-links`);
+      const linkToken = String(link.body.sign_in_path).split("#sign-in=")[1]!;
+
+      const erased = await admin(b, "DELETE", `/accounts/${acc.id}`);
+      expect(erased.status, JSON.stringify(erased.body)).toBe(200);
+      expect(erased.body).toMatchObject({ account_id: acc.id, deleted: true });
+
+      // Instance A remembered the keys a moment ago; its very next requests are refused, as for keys that never were.
+      for (const app of [a, b]) {
+        for (const k of [k1, k2]) {
+          const r = await call(app, "GET", BENCH, k);
+          expect(r.status).toBe(401);
+          expect(r.body.code).toBe("auth.unknown_key");
+        }
+      }
+      for (const app of [a, b]) {
+        expect((await call(app, "GET", "/api/v1/console/keys", acc.session)).body.code).toBe("console.invalid_session");
+        const made = await call(app, "POST", "/api/v1/console/keys", acc.session, { name: "new", environment: "test", scopes: ["benchmarks:read"] });
+        expect(made.body.code).toBe("console.invalid_session");
+      }
+      expect((await call(a, "POST", "/api/v1/console/sign-in", null, { token: linkToken }, { "x-benchdata-console": "1" })).body.code).toBe("console.invalid_sign_in");
+      expect((await admin(a, "GET", `/accounts/${acc.id}`)).status).toBe(404);
+      expect((await admin(a, "DELETE", `/accounts/${acc.id}`)).body).toEqual(erased.body);
+
+      // The other account goes on as before, on both instances.
+      for (const app of [a, b]) expect((await call(app, "GET", BENCH, kept)).status).toBe(200);
+      expect((await call(a, "GET", "/api/v1/console/keys", keep.session)).status).toBe(200);
+      const listed = await admin(a, "GET", "/accounts?status=deleted");
+      expect(listed.body.data.map((x: { account_id: string }) => x.account_id)).toContain(acc.id);
+      expect((await admin(b, "GET", "/accounts?q=kept%20co")).body.data.map((x: { account_id: string }) => x.account_id)).toEqual([keep.id]);
+    });
+
+    it("a charge not yet made when the account is erased is never made; its invoice stays, failed as account_deleted", async () => {
+      const acc = await newAccount("Unpaid Co");
+      expect((await admin(a, "PATCH", `/accounts/${acc.id}`, { limits: { monthly_quota: 2 }, billing: { customer_ref: "cus_x", payment_method_ref: "pm_x" } })).status).toBe(200);
+      const key = await newKey(acc.session, "live");
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await call(a, "GET", PERCENTILE, key, undefined, {}, LIVE)).status);
+      expect(statuses).toEqual([200, 200, 402]);
+      expect((await handles[1].listInvoices(acc.id)).map((i) => i.status)).toEqual(["pending"]);
+
+      expect((await admin(a, "DELETE", `/accounts/${acc.id}`)).status).toBe(200);
+      const charged: PaymentRequest[] = [];
+      const simulated = simulatedProcessor({ outcome: "succeed" });
+      const processor: PaymentProcessor = {
+        charge(request) {
+          charged.push(request);
+          return simulated.charge(request);
+        },
+      };
+      const worker = createBillingWorker({ storage: handles[1], clock: systemClock, random: cryptoRandom, processor, config });
+      await worker.tick();
+      await worker.tick();
+      expect(charged.filter((c) => c.accountId === acc.id)).toEqual([]);
+      expect((await handles[0].listInvoices(acc.id)).map((i) => [i.status, i.failureReason, i.amount])).toEqual([["failed", "account_deleted", 20000]]);
+    });
+
+    it("the delivery worker sends nothing of an erased account, pending or due later", async () => {
+      const acc = await newAccount("Hooked Co");
+      const hook = await call(a, "POST", "/api/v1/console/webhooks", acc.session, { url: "https://hooks.example.com/in", events: ["key.created"] });
+      expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+      await newKey(acc.session);
+      await newKey(acc.session);
+      expect((await admin(b, "DELETE", `/accounts/${acc.id}`)).status).toBe(200);
+      const sent: WebhookRequest[] = [];
+      const worker = createDeliveryWorker({
+        storage: handles[0],
+        clock: systemClock,
+        config,
+        resolve: async () => ["93.184.216.34"],
+        transport: {
+          async send(req) {
+            sent.push(req);
+            return { status: 200, body: "ok" };
+          },
+        },
+      });
+      await worker.tick();
+      await worker.tick();
+      expect(sent.filter((r) => JSON.parse(r.body).account_id === acc.id)).toEqual([]);
+      expect(await handles[1].accountDeliveries(acc.id, { limit: 10 })).toEqual([]);
+    });
+
+    it("export on one instance, erasure on the other: the document holds the account's pages (over the page size); afterwards nothing of it is left but the tombstone and its invoices", async () => {
+      const acc = await newAccount("Big Co");
+      await newKey(acc.session);
+      const hook = await call(a, "POST", "/api/v1/console/webhooks", acc.session, { url: "https://hooks.example.com/in", events: ["quota.warning"] });
+      expect(hook.status).toBe(201);
+      const t = Date.now();
+      for (let i = 0; i < 620; i++) {
+        await handles[0].emitEvent(quotaWarningEvent(`evt_big${String(i).padStart(23, "0")}`, acc.id, t + i, { used: i, allowance: 10, threshold: 8, periodStart: t, periodEnd: t + 1 }), t + i);
+      }
+      const r = await a.fetch(new Request(`${SANDBOX}/api/v1/admin/accounts/${acc.id}/export`, { headers: { authorization: `Bearer ${ADMIN}` } }));
+      expect(r.status).toBe(200);
+      const doc = JSON.parse(await r.text());
+      expect(doc.format).toBe("benchdata.account-export/1");
+      expect(doc.events).toHaveLength(621);
+      expect(doc.deliveries).toHaveLength(620);
+      expect(doc.keys).toHaveLength(1);
+
+      expect((await admin(b, "DELETE", `/accounts/${acc.id}`)).status).toBe(200);
+      for (const s of handles) {
+        expect(await s.accountEvents(acc.id, { limit: 10 })).toEqual([]);
+        expect(await s.accountDeliveries(acc.id, { limit: 10 })).toEqual([]);
+        expect(await s.listKeys(acc.id)).toEqual([]);
+      }
+      expect((await admin(a, "GET", `/accounts/${acc.id}/export`)).status).toBe(404);
+    });
+  });
+}
