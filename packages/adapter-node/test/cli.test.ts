@@ -1,5 +1,5 @@
 // The benchdata CLI driven as a user would: real processes, a real SQLite file, output read back.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -208,6 +208,82 @@ describe("benchdata CLI", () => {
     const missing = cli(["accounts", "suspend", "acc_00000000000000000000000000", "--db", db]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("No account `acc_00000000000000000000000000`");
+  }, 120_000);
+
+  it("accounts list, export and delete: a table or --json page by page; the export is the whole document (owner-only, no secret); delete asks for --yes, then a server on the same file refuses the account's key at its next request", async () => {
+    const file = `sqlite:${join(dir, "lifecycle.db")}`;
+    const made = (name: string, tier: string) => JSON.parse(cli(["accounts", "create", "--name", name, "--tier", tier, "--db", file]).stdout);
+    const acc = made("Lifecycle Co", "growth");
+    const other = made("Other Co", "startup");
+    const key = JSON.parse(cli(["keys", "create", "--account", acc.account_id, "--name", "k", "--environment", "test", "--scopes", "benchmarks:read", "--db", file]).stdout);
+
+    const table = cli(["accounts", "list", "--db", file]);
+    expect(table.status, table.stderr).toBe(0);
+    const lines = table.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^ACCOUNT\s+NAME\s+TIER\s+STATUS\s+CREATED$/);
+    expect(lines.slice(1).map((l) => l.split(/\s{2,}/).slice(0, 4))).toEqual([
+      [acc.account_id, "Lifecycle Co", "growth", "active"],
+      [other.account_id, "Other Co", "startup", "active"],
+    ]);
+    expect(table.stderr).toContain("2 accounts.");
+    const found = JSON.parse(cli(["accounts", "list", "--json", "--search", "LIFECYCLE", "--db", file]).stdout);
+    expect(found).toMatchObject({ data: [{ account_id: acc.account_id, name: "Lifecycle Co" }], has_more: false, next_cursor: null });
+    const first = cli(["accounts", "list", "--limit", "1", "--db", file]);
+    expect(first.stderr).toContain("more after this page: add --cursor");
+    const page = JSON.parse(cli(["accounts", "list", "--limit", "1", "--json", "--db", file]).stdout);
+    expect(page.has_more).toBe(true);
+    const next = JSON.parse(cli(["accounts", "list", "--limit", "1", "--json", "--cursor", page.next_cursor, "--db", file]).stdout);
+    expect(next.data.map((a: { account_id: string }) => a.account_id)).toEqual([other.account_id]);
+    const all = JSON.parse(cli(["accounts", "list", "--limit", "1", "--all", "--json", "--db", file]).stdout);
+    expect(all.data.map((a: { account_id: string }) => a.account_id)).toEqual([acc.account_id, other.account_id]);
+    // A cursor the API never gave is refused by the API (422): a usage error.
+    expect(cli(["accounts", "list", "--cursor", "bogus", "--db", file]).status).toBe(2);
+
+    const out = join(dir, "lifecycle-export.json");
+    const exported = cli(["accounts", "export", acc.account_id, "--out", out, "--db", file]);
+    expect(exported.status, exported.stderr).toBe(0);
+    expect(exported.stderr).toContain(`exported ${acc.account_id}`);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const text = readFileSync(out, "utf8");
+    const doc = JSON.parse(text);
+    expect(doc).toMatchObject({ format: "benchdata.account-export/1", account: { account_id: acc.account_id, name: "Lifecycle Co" }, keys: [{ key_id: key.key_id }] });
+    expect(doc.console_sessions).toHaveLength(1);
+    for (const secret of [key.raw_key, acc.session_token]) expect(text).not.toContain(secret);
+    expect(existsSync(`${out}.partial`)).toBe(false);
+    const toStdout = cli(["accounts", "export", "--account", acc.account_id, "--db", file]);
+    expect(JSON.parse(toStdout.stdout).account.account_id).toBe(acc.account_id);
+
+    const node = await startServe(["--db", file]);
+    try {
+      const data = () => http(`${node.url}/data/v1/benchmarks?category=retail`, { headers: { host: "sandbox.example.com", authorization: `Bearer ${key.raw_key}` } });
+      expect((await data()).status).toBe(200);
+      const refused = cli(["accounts", "delete", acc.account_id, "--db", file]);
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toContain("without --yes");
+      expect(refused.stderr).toContain("deletes its keys, sessions, sign-in links, webhooks");
+      expect((await data()).status).toBe(200);
+      const erased = cli(["accounts", "delete", acc.account_id, "--yes", "--db", file]);
+      expect(erased.status, erased.stderr).toBe(0);
+      const result = JSON.parse(erased.stdout);
+      expect(result).toMatchObject({ account_id: acc.account_id, deleted: true });
+      expect(erased.stderr).toContain(`erased ${acc.account_id}`);
+      // The server remembered the key; it refuses it at its very next request, as a key that never was.
+      const after = await data();
+      expect([after.status, after.json.code]).toEqual([401, "auth.unknown_key"]);
+      const session = await http(`${node.url}/api/v1/console/keys`, { headers: { authorization: `Bearer ${acc.session_token}` } });
+      expect(session.json.code).toBe("console.invalid_session");
+    } finally {
+      await node.stop();
+    }
+    const again = cli(["accounts", "delete", acc.account_id, "--yes", "--db", file]);
+    expect(JSON.parse(again.stdout)).toEqual(JSON.parse(cli(["accounts", "delete", acc.account_id, "--yes", "--db", file]).stdout));
+    const tombstones = cli(["accounts", "list", "--status", "deleted", "--db", file]).stdout;
+    expect(tombstones).toMatch(new RegExp(`${acc.account_id}\\s+growth\\s+deleted`));
+    const gone = cli(["accounts", "export", acc.account_id, "--out", join(dir, "gone.json"), "--db", file]);
+    expect(gone.status).toBe(1);
+    expect(gone.stderr).toContain(`No account \`${acc.account_id}\``);
+    expect(existsSync(join(dir, "gone.json"))).toBe(false);
+    expect(existsSync(join(dir, "gone.json.partial"))).toBe(false);
   }, 120_000);
 
   it("import: a good file is loaded with a summary; a bad row fails with its line number and changes nothing", () => {

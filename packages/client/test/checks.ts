@@ -239,6 +239,19 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   equal((await pausedData.getBenchmarks({ category: "saas" })).status, 200, "resumed");
   ok("suspension");
 
+  // Accounts found, exported and erased: the erased account's key stops; its tombstone is listed only when asked for
+  const listed = await admin.adminListAccounts({ q: `suspended ${label}`, limit: 10 });
+  equal(listed.data.data.map((a) => a.account_id), [paused.data.account_id], "adminListAccounts by name");
+  const exported = await admin.adminExportAccount(paused.data.account_id);
+  equal([exported.data.format, exported.data.keys.map((k) => k.key_id)], ["benchdata.account-export/1", [pausedKey.data.key_id]], "adminExportAccount");
+  const erased = await admin.adminDeleteAccount(paused.data.account_id);
+  equal([erased.data.account_id, erased.data.deleted], [paused.data.account_id, true], "adminDeleteAccount");
+  await expectCode(() => pausedData.getBenchmarks({ category: "saas" }), 401, "auth.unknown_key", "key of an erased account");
+  await expectCode(() => admin.adminGetAccount(paused.data.account_id), 404, "not_found", "an erased account");
+  equal((await admin.adminListAccounts({ q: `suspended ${label}` })).data.data, [], "a tombstone is not listed by default");
+  equal((await admin.adminListAccounts({ status: "deleted", limit: 100 })).data.data.some((a) => a.account_id === paused.data.account_id), true, "status=deleted");
+  ok("erasure");
+
   // Sessions: a sign-in link exchanged for a session, sign-out, the operator ends all sessions
   const link = await admin.adminCreateSignInLink(accountId);
   const token = link.data.sign_in_url.split("#sign-in=")[1] ?? fail("sign-in token in the link");

@@ -22,13 +22,16 @@ export class AdminCallError extends Error {
 /** Calls one route of the in-process app; resolves to the JSON body or throws an AdminCallError. */
 export type Call = (method: string, path: string, body: unknown) => Promise<unknown>;
 
+/** GETs one route of the in-process app; resolves to its body as it is written (an export), or throws an AdminCallError. */
+export type StreamCall = (path: string) => Promise<ReadableStream<Uint8Array>>;
+
 /**
  * Opens the database, runs `fn` with a caller bound to an in-process app, and closes the database.
  * With `consoleAccount`, the one-time token also signs console routes in as that account: no console
  * session is created (none to leak or outlive the command), and the account's IP allow-list, which guards
  * sessions used over the network, does not apply to the operator's own command.
  */
-export async function adminCall<T>(options: { db: string; config: ServiceConfig; consoleAccount?: string }, fn: (call: Call) => Promise<T>): Promise<T> {
+export async function adminCall<T>(options: { db: string; config: ServiceConfig; consoleAccount?: string }, fn: (call: Call, stream: StreamCall) => Promise<T>): Promise<T> {
   const storage = await openDb(options.db);
   const token = randomToken(cryptoRandom);
   const bearer = `Bearer ${token}`;
@@ -45,20 +48,30 @@ export async function adminCall<T>(options: { db: string; config: ServiceConfig;
       return consoleAccount !== undefined && given !== null && timingSafeEqual(given, bearer) ? consoleAccount : null;
     },
   });
-  const call: Call = async (method, path, body) => {
-    const res = await app.fetch(
+  const send = (method: string, path: string, body: unknown): Promise<Response> =>
+    app.fetch(
       new Request(`http://cli.invalid${path}`, {
         method,
         headers: body === undefined ? { authorization: bearer } : { authorization: bearer, "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       }),
     );
+  const refused = async (res: Response): Promise<AdminCallError> => {
     const json = (await res.json()) as { detail?: string; code?: string };
-    if (!res.ok) throw new AdminCallError(res.status, json.code ?? String(res.status), json.detail ?? res.statusText);
-    return json;
+    return new AdminCallError(res.status, json.code ?? String(res.status), json.detail ?? res.statusText);
+  };
+  const call: Call = async (method, path, body) => {
+    const res = await send(method, path, body);
+    if (!res.ok) throw await refused(res);
+    return res.json();
+  };
+  const stream: StreamCall = async (path) => {
+    const res = await send("GET", path, undefined);
+    if (!res.ok || res.body === null) throw await refused(res);
+    return res.body;
   };
   try {
-    return await fn(call);
+    return await fn(call, stream);
   } finally {
     await storage.close();
   }

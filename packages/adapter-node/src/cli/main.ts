@@ -1,4 +1,4 @@
-/** The `benchdata` command: serve, demo, migrate, accounts, keys, import. */
+/** The `benchdata` command: serve, demo, migrate, accounts, keys, import, webhooks. */
 import { jsonLogger, redact, resealWebhookSecrets, SCOPES, TIERS } from "@benchdata/core";
 import type { ServiceConfig } from "@benchdata/core";
 import { installShutdown } from "../serve.ts";
@@ -6,6 +6,7 @@ import { accountFlag, dbUrl, intFlag, oneOf, parse, UsageError } from "./args.ts
 import { ConfigError, loadConfig } from "./config-file.ts";
 import { openDb, startService } from "./runtime.ts";
 import { AdminCallError, adminCall } from "./admin-call.ts";
+import { accountsDelete, accountsExport, accountsList } from "./accounts-lifecycle.ts";
 import { runImport } from "./import-command.ts";
 import { runDemo } from "./demo.ts";
 import { loadSecretBox } from "./secret-keys.ts";
@@ -20,6 +21,9 @@ Commands:
   demo               start on the embedded default with a seeded demo account, key and query
   migrate            create or upgrade the database schema
   accounts create    create an account and print {account_id, tier, session_token}
+  accounts list      list accounts (a table, or --json), filtered by status, tier, creation time or name
+  accounts export    write everything held about an account as one JSON document
+  accounts delete    erase an account (asks for --yes): its keys and sessions stop at once
   accounts update    change an account's tier, limits or IP allow-list (the admin API's rules)
   accounts release-hold  let automatic charges start again for an account held this period
   accounts sign-in-link   print a one-time link that signs a customer into the browser console
@@ -62,6 +66,10 @@ Creates or upgrades the schema. Safe to run while other instances start.`,
        benchdata accounts end-sessions --account ACC_ID [--db URL] [--config FILE]
        benchdata accounts suspend ACC_ID [--reason TEXT] [--db URL] [--config FILE]
        benchdata accounts resume ACC_ID [--db URL] [--config FILE]
+       benchdata accounts list [--status active|suspended|deleted] [--tier T] [--created-after ISO] [--created-before ISO]
+                               [--search TEXT] [--limit N] [--cursor C | --all] [--json] [--db URL] [--config FILE]
+       benchdata accounts export ACC_ID [--out FILE] [--db URL] [--config FILE]
+       benchdata accounts delete ACC_ID --yes [--db URL] [--config FILE]
 
 create        prints {"account_id", "tier", "session_token"}; the session token is shown once.
 sign-in-link  prints {"sign_in_url", "expires_at", …}: a link to hand the customer. Opening it signs the
@@ -75,7 +83,16 @@ release-hold  lifts the hold on automatic charges for the current billing period
 suspend       stops the account at once, on every instance, deleting nothing: its keys' requests, its console
               and sign-in get 403 account.suspended; its webhook deliveries and charges wait. --reason is the
               operator's note (never shown to the customer). Prints the account. (ACC_ID or --account ACC_ID.)
-resume        undoes it: keys and sessions work again, waiting deliveries and charges go out. Prints the account.`,
+resume        undoes it: keys and sessions work again, waiting deliveries and charges go out. Prints the account.
+list          prints a table of accounts, oldest first, 50 a page (--limit 1-100; --cursor C for the next page, --all for
+              every page), or the admin API's page with --json. Deleted accounts only with --status deleted. --search
+              matches names case-insensitively; --created-after (inclusive) and --created-before (exclusive) take ISO times.
+export        writes the account's export document (format benchdata.account-export/1: keys, sessions, webhooks,
+              deliveries, events, invoices, usage, snapshots; never a secret) to --out FILE (created readable by its
+              owner only, complete or not at all) or to stdout.
+delete        erases the account, at once on every instance: its keys, sessions, links, webhooks, deliveries, events,
+              snapshots and usage are deleted; its invoices are kept without its name; a charge not yet made is never
+              made. Without --yes it only says what it would erase (exit 2). Prints {"account_id", "deleted", "deleted_at"}.`,
   keys: `Usage: benchdata keys create --account ACC_ID --name NAME --environment live|test --scopes S1,S2 [--db URL] [--config FILE]
 
 Prints the key record with "raw_key" (shown once). Scopes must be permitted by the account's tier.`,
@@ -240,6 +257,9 @@ async function accountsCommand(argv: string[]): Promise<number> {
   if (sub === "release-hold") return accountsReleaseHold(rest);
   if (sub === "sign-in-link" || sub === "end-sessions") return accountSessionsCommand(sub, rest);
   if (sub === "suspend" || sub === "resume") return accountStatusCommand(sub, rest);
+  if (sub === "list") return accountsList(rest, () => help("accounts"));
+  if (sub === "export") return accountsExport(rest, () => help("accounts"));
+  if (sub === "delete") return accountsDelete(rest, () => help("accounts"));
   if (sub !== "create") throw new UsageError(`unknown accounts command "${sub}"`);
   const { values } = parse(rest, { name: { type: "string" }, tier: { type: "string" }, db: { type: "string" }, config: { type: "string" } });
   if (values.help) return help("accounts");
