@@ -9,19 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LogFields, PaymentProcessor, PaymentRequest, Storage, WebhookRequest } from "@benchdata/core";
 import { createBillingWorker, createDeliveryWorker, cryptoRandom, defineConfig, simulatedProcessor, systemClock } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
+import type { JsonReply } from "./test-support/json-call.ts";
+import { jsonCall } from "./test-support/json-call.ts";
 import { twoHandleStores } from "./test-support/two-handle-stores.ts";
+import { BENCH, LIVE, PERCENTILE, SANDBOX, twoApps } from "./test-support/two-apps.ts";
 
 const ADMIN = "admin-token-for-suspension-tests-0123456789";
-const SANDBOX = "http://sandbox.benchdata.test";
-const LIVE = "http://api.benchdata.test";
-const BENCH = "/data/v1/benchmarks?category=saas";
-const PERCENTILE = "/data/v1/benchmarks/percentile?category=saas&metric=gross_margin&value=0.5&period=2026-Q3";
 
 /** Each store kind opens two handles on one store. */
 const stores = await twoHandleStores("suspension-http");
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Res = { status: number; body: any };
 type App = ReturnType<typeof createApp>;
 
 for (const [name, open] of Object.entries(stores)) {
@@ -29,28 +26,17 @@ for (const [name, open] of Object.entries(stores)) {
     let handles: [Storage, Storage];
     let a: App;
     let b: App;
+    let close: () => Promise<void>;
     const logged: { message: string; fields: LogFields | undefined }[] = [];
     const config = defineConfig({ target: "host", webhooks: { retryDelaysSeconds: [0, 30, 300] } });
     beforeAll(async () => {
-      handles = await open();
-      const values = Array.from({ length: 40 }, (_, i) => 0.3 + i / 100);
-      await handles[0].replaceCells([{ category: "saas", segment: "all", period: "2026-Q3", metric: "gross_margin", cell: { sorted: Float64Array.from(values), sampleSize: 40 } }], []);
       const logger = { info: (message: string, fields?: LogFields) => logged.push({ message, fields }), warn: (message: string, fields?: LogFields) => logged.push({ message, fields }), error: () => {} };
-      a = createApp({ storage: handles[0], config, adminToken: ADMIN, logger });
-      b = createApp({ storage: handles[1], config, adminToken: ADMIN, logger });
+      ({ handles, a, b, close } = await twoApps(open, { config, adminToken: ADMIN, logger }));
     });
-    afterAll(async () => {
-      await handles[0].close();
-      if (handles[1] !== handles[0]) await handles[1].close();
-    });
+    afterAll(() => close());
 
-    const call = async (app: App, method: string, path: string, auth: string | null, body?: unknown, extra: Record<string, string> = {}, base = SANDBOX): Promise<Res> => {
-      const headers: Record<string, string> = { ...(auth === null ? {} : { authorization: `Bearer ${auth}` }), ...extra };
-      if (body !== undefined) headers["content-type"] = "application/json";
-      const r = await app.fetch(new Request(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
-      const text = await r.text();
-      return { status: r.status, body: text === "" ? null : JSON.parse(text) };
-    };
+    const call = (app: App, method: string, path: string, auth: string | null, body?: unknown, extra: Record<string, string> = {}, base = SANDBOX): Promise<JsonReply> =>
+      jsonCall(app, method, `${base}${path}`, auth, body, extra);
     const admin = (app: App, method: string, path: string, body?: unknown) => call(app, method, `/api/v1/admin${path}`, ADMIN, body);
     const newAccount = async (tier: string): Promise<{ id: string; session: string }> => {
       const acc = await admin(a, "POST", "/accounts", { name: `Suspension ${tier}`, tier });
