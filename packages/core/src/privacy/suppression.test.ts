@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decideSuppression } from "./suppression.ts";
+import { combinedReason, decideSuppression } from "./suppression.ts";
 
 describe("decideSuppression", () => {
   it("the issue's example: dtc 30, b2b 10, all 40: b2b is below the minimum, dtc would bound it (b2b ≤ 40 − 30), so all is withheld too", () => {
@@ -177,5 +177,14 @@ describe("decideSuppression", () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe("combinedReason", () => {
+  it("below_minimum only when every withheld cell is below the minimum: a cell that meets it makes the refusal complementary", () => {
+    expect(combinedReason(["below_minimum", "below_minimum"])).toBe("below_minimum");
+    expect(combinedReason(["below_minimum", "complementary"])).toBe("complementary");
+    expect(combinedReason(["complementary", "below_minimum"])).toBe("complementary");
+    expect(combinedReason(["complementary"])).toBe("complementary");
   });
 });

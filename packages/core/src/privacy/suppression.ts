@@ -31,6 +31,17 @@
 /** Why a cell is not published. Neither reason carries a number: the size of a withheld cell is never shown. */
 export type WithheldReason = "below_minimum" | "complementary";
 
+/**
+ * The one reason of a refusal that covers several withheld cells (a segment's metrics in `/benchmarks` and
+ * `/segments`, a merchant snapshot's metrics): `below_minimum` when every one of them is below the minimum, else
+ * `complementary` (some cell meets the minimum, so "too few businesses" would be false). Each cell's own reason is
+ * public (`/benchmarks/percentile` gives it), so a function of them tells nothing more.
+ */
+export function combinedReason(reasons: Iterable<WithheldReason>): WithheldReason {
+  for (const r of reasons) if (r !== "below_minimum") return "complementary";
+  return "below_minimum";
+}
+
 /** The decision for every cell of one (category, period, metric): `null` means published. */
 export interface SuppressionDecision {
   /** The `all` cell's fate, or `null` (published) when there is no `all` cell. */

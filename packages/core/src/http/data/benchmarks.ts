@@ -11,6 +11,7 @@ import { insufficientSample, noData, resolveQuarter } from "./cell-lookup.ts";
 import { defineDataEndpoint, segmentOf } from "./data-endpoint.ts";
 import { countBasisOf, withheldReasons } from "./publication.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
+import { combinedReason } from "../../privacy/suppression.ts";
 import { PercentileSetSchema, Timestamp } from "./doc-schemas.ts";
 import { categoryParam, quarterDefaultPeriodParam, segmentParam } from "./query-params.ts";
 
@@ -46,21 +47,20 @@ export const benchmarksEndpoint = defineDataEndpoint({
     const reasons = await withheldReasons(source, query.category, segment, period, cells, minimum);
     let metrics = "";
     const included = new Map<Metric, Cell>();
-    // The reason reported when nothing is published: below_minimum if any metric is, else complementary.
-    let refused: WithheldReason | null = null;
+    const refused: WithheldReason[] = [];
     for (const m of wanted) {
       const cell = cells.get(m);
       if (cell === undefined) continue;
       const reason = reasons.get(m) ?? null;
       if (reason !== null) {
-        if (refused !== "below_minimum") refused = reason;
+        refused.push(reason);
         continue;
       }
       // Metric keys are catalogue identifiers: no escaping needed.
       metrics += `${metrics === "" ? "" : ","}"${m}":${cellPercentilesJson(cell)}`;
       included.set(m, cell);
     }
-    if (included.size === 0) throw insufficientSample(query.category, segment, period, null, refused ?? "below_minimum", minimum);
+    if (included.size === 0) throw insufficientSample(query.category, segment, period, null, combinedReason(refused), minimum);
     // One metric's answer is its cell's size; only several need the basis (which reads every segment once).
     const sampleSize = sampleSizeOf(included, included.size > 1 ? await countBasisOf(source, query.category, period, minimum) : NO_BASIS);
     return okJson(

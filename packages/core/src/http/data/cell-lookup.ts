@@ -96,11 +96,14 @@ export function assertOffered(category: Category, metric: Metric): void {
  */
 export function insufficientSample(category: Category, segment: string, period: string, metric: Metric | null, reason: WithheldReason, minimum: number): ServiceError {
   const what = metric === null ? `${cellName(category, segment)} in ${period}` : `${metric} for ${cellName(category, segment)} in ${period}`;
-  const why =
-    reason === "below_minimum"
-      ? `fewer businesses than the publication minimum (${minimum}) (reason: below_minimum)`
-      : `withheld so that a segment below the publication minimum (${minimum}) cannot be derived from the published figures (reason: complementary)`;
-  return new ServiceError(404, "data.insufficient_sample", `Not enough businesses to publish ${what}: ${why}.`);
+  return new ServiceError(404, "data.insufficient_sample", `Not enough businesses to publish ${what}: ${withheldWhy(reason, minimum)}.`);
+}
+
+/** The words every `data.insufficient_sample` detail gives for a reason, ending with the reason code (no size). */
+export function withheldWhy(reason: WithheldReason, minimum: number): string {
+  return reason === "below_minimum"
+    ? `fewer businesses than the publication minimum (${minimum}) (reason: below_minimum)`
+    : `withheld so that a segment below the publication minimum (${minimum}) cannot be derived from the published figures (reason: complementary)`;
 }
 
 /** The one cell of a metric in a period, refusing missing data and withheld cells. */

@@ -49,13 +49,14 @@ export const historyEndpoint = defineDataEndpoint({
     );
     let history = "";
     let included = 0;
-    let refused: WithheldReason | null = null;
+    // When every period is withheld, the refusal names the latest one and gives that cell's reason.
+    let refused: { period: string; reason: WithheldReason } | null = null;
     for (let i = 0; i < list.length; i++) {
       const cell = found[i]?.get(metric);
       if (cell === undefined) continue;
       const reason = reasons[i] ?? null;
       if (reason !== null) {
-        refused = reason;
+        refused = { period: list[i] as string, reason };
         continue;
       }
       const quartiles = cellJson(cell, "quartiles", () => {
@@ -65,7 +66,7 @@ export const historyEndpoint = defineDataEndpoint({
       history += `${included === 0 ? "" : ","}{"period":${JSON.stringify(list[i])},${quartiles}}`;
       included++;
     }
-    if (included === 0) throw insufficientSample(category, segment, list[list.length - 1] as string, metric, refused ?? "below_minimum", minimum);
+    if (included === 0) throw insufficientSample(category, segment, refused?.period ?? (list[list.length - 1] as string), metric, refused?.reason ?? "below_minimum", minimum);
     return okJson(`{"metric":"${metric}","category":"${category}","segment":${JSON.stringify(segment)},"granularity":"${granularity}","history":[${history}]}`);
   },
 });

@@ -13,7 +13,8 @@ import { compareMetric } from "../../merchant/compare-metric.ts";
 import { latestSnapshot, previousSnapshot } from "../../merchant/snapshot-order.ts";
 import type { SnapshotRecord } from "../../storage/types.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
-import { noData } from "./cell-lookup.ts";
+import { combinedReason } from "../../privacy/suppression.ts";
+import { noData, withheldWhy } from "./cell-lookup.ts";
 import { withheldReason } from "./publication.ts";
 import { publishedRank } from "./cell-summary.ts";
 import type { DataCall } from "./data-endpoint.ts";
@@ -23,7 +24,7 @@ import { cellName } from "./data-endpoint.ts";
 export interface Unranked {
   readonly metric: Metric;
   readonly value: number;
-  /** `no_data`: no cell for the metric in the snapshot's period nor any other; `insufficient_sample`: below the publication minimum. */
+  /** `no_data`: no cell for the metric in the snapshot's period nor any other; `insufficient_sample`: the cell is withheld (`withheld` says why). */
   readonly reason: "no_data" | "insufficient_sample";
   /** The cell's period, for `insufficient_sample`. */
   readonly benchmarkPeriod: string | null;
@@ -115,12 +116,9 @@ export async function requireRanked(call: DataCall<unknown>, a: MerchantAnalysis
   if (a.ranked.length > 0) return;
   const minimum = call.app.config.data.minSampleSize;
   const { snapshot: s } = a;
-  const small = a.unranked.filter((u) => u.reason === "insufficient_sample");
-  if (small.length > 0) {
-    const why = small.some((u) => u.withheld === "below_minimum")
-      ? `fewer businesses than the publication minimum (${minimum}) (reason: below_minimum)`
-      : `its cells are withheld so that a segment below the publication minimum (${minimum}) cannot be derived from the published figures (reason: complementary)`;
-    throw new ServiceError(404, "data.insufficient_sample", `Not enough businesses in ${a.where} to rank any metric of the snapshot: ${why}.`);
+  const withheld = a.unranked.flatMap((u) => (u.withheld === null ? [] : [u.withheld]));
+  if (withheld.length > 0) {
+    throw new ServiceError(404, "data.insufficient_sample", `Not enough businesses in ${a.where} to rank any metric of the snapshot: ${withheldWhy(combinedReason(withheld), minimum)}.`);
   }
   if (s.segment !== ALL_SEGMENTS && !(await call.source.segments(s.category)).includes(s.segment)) return noData(call.source, s.category, s.segment, null);
   throw new ServiceError(404, "data.not_found", `No benchmark data for ${a.where} for any metric of the snapshot (${s.period} or any other ${parsePeriod(s.period)?.granularity ?? ""} period).`);

@@ -18,7 +18,7 @@ import { ALL_SEGMENTS } from "../../data/source.ts";
 import type { MetricCells } from "../../privacy/count-basis.ts";
 import { countBasis } from "../../privacy/count-basis.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
-import { decideSuppression } from "../../privacy/suppression.ts";
+import { combinedReason, decideSuppression } from "../../privacy/suppression.ts";
 
 interface Remembered {
   readonly all: Cell | undefined;
@@ -60,6 +60,15 @@ export async function periodGroups(source: BenchmarkSource, category: Category, 
     groups.set(metric, { all, segments, allReason: d.all, reasons: d.segments });
   }
   return groups;
+}
+
+/**
+ * Why a group with nothing published is refused as a whole: the reason of its `all` cell, which such a refusal
+ * names and which every other endpoint gives for that cell; without an `all` cell, the segments' combined reason.
+ */
+export function groupRefusal(group: CellGroup): WithheldReason {
+  if (group.all !== undefined && group.allReason !== null) return group.allReason;
+  return combinedReason([...group.reasons.values()].filter((r): r is WithheldReason => r !== null));
 }
 
 /**

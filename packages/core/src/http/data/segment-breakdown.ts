@@ -9,7 +9,7 @@ import { cellPercentiles } from "./cell-summary.ts";
 import { assertOffered, insufficientSample, noData, resolvePeriod } from "./cell-lookup.ts";
 import { defineDataEndpoint } from "./data-endpoint.ts";
 import { PercentileSetSchema } from "./doc-schemas.ts";
-import { cellGroup } from "./publication.ts";
+import { cellGroup, groupRefusal } from "./publication.ts";
 import { categoryParam, metricParam, periodParam } from "./query-params.ts";
 
 const Integer = v.pipe(v.number(), v.integer());
@@ -53,20 +53,17 @@ export const segmentBreakdownEndpoint = defineDataEndpoint({
     type Row = { segment: string; sample_size: number | null; withheld: boolean; withheld_reason: WithheldReason | null; percentiles: PercentileSet | null };
     const segments: Row[] = [];
     let published = 0;
-    let refused: WithheldReason | null = null;
     const add = (segment: string, cell: Cell, reason: WithheldReason | null): void => {
       if (reason === null) {
         published++;
         segments.push({ segment, sample_size: cell.sampleSize, withheld: false, withheld_reason: null, percentiles: cellPercentiles(cell) });
-      } else {
-        if (refused !== "below_minimum") refused = reason;
-        segments.push({ segment, sample_size: null, withheld: true, withheld_reason: reason, percentiles: null });
-      }
+      } else segments.push({ segment, sample_size: null, withheld: true, withheld_reason: reason, percentiles: null });
     };
     if (group.all !== undefined) add(ALL_SEGMENTS, group.all, group.allReason);
     for (const [segment, cell] of group.segments) add(segment, cell, group.reasons.get(segment) ?? null);
     if (segments.length === 0) return noData(source, category, ALL_SEGMENTS, period);
-    if (published === 0) throw insufficientSample(category, ALL_SEGMENTS, period, metric, refused ?? "below_minimum", minimum);
+    // The refusal names `all`, so it gives `all`'s reason, the one every endpoint reading that cell gives.
+    if (published === 0) throw insufficientSample(category, ALL_SEGMENTS, period, metric, groupRefusal(group), minimum);
     return ok({ category, metric, period, segments });
   },
 });

@@ -6,6 +6,7 @@ import type { Cell } from "../../data/source.ts";
 import { ALL_SEGMENTS } from "../../data/source.ts";
 import { countBasis, sampleSizeOf } from "../../privacy/count-basis.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
+import { combinedReason } from "../../privacy/suppression.ts";
 import { periodGroups } from "./publication.ts";
 import { ok } from "../reply.ts";
 import { resolvePeriod } from "./cell-lookup.ts";
@@ -49,19 +50,17 @@ export const segmentsEndpoint = defineDataEndpoint({
     const segments: { segment: string; sample_size: number | null; published: boolean; withheld_reason: WithheldReason | null }[] = [];
     for (const segment of names) {
       const published = new Map<Metric, Cell>();
-      let seen = false;
-      let belowEverywhere = true;
+      const withheld: WithheldReason[] = [];
       for (const [m, g] of groups) {
         const cell = g.segments.get(segment);
         if (cell === undefined) continue;
-        seen = true;
         const reason = g.reasons.get(segment) ?? null;
         if (reason === null) published.set(m, cell);
-        if (reason !== "below_minimum") belowEverywhere = false;
+        else withheld.push(reason);
       }
-      if (!seen) continue;
+      if (published.size === 0 && withheld.length === 0) continue;
       if (published.size > 0) segments.push({ segment, sample_size: sampleSizeOf(published, basis), published: true, withheld_reason: null });
-      else segments.push({ segment, sample_size: null, published: false, withheld_reason: belowEverywhere ? "below_minimum" : "complementary" });
+      else segments.push({ segment, sample_size: null, published: false, withheld_reason: combinedReason(withheld) });
     }
     return ok({ category, period, segments });
   },
