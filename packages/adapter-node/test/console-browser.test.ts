@@ -14,7 +14,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EVENT_TYPES } from "../../core/src/events/events.ts";
 import { verifySignature } from "../../core/src/signing/signature.ts";
-import { http, REPO, startServe } from "./helpers.ts";
+import { cli, http, REPO, startServe } from "./helpers.ts";
 import type { Instance } from "./helpers.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -24,6 +24,25 @@ const dir = mkdtempSync(join(tmpdir(), "benchdata-console-"));
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.CI_REQUIRE_BROWSER === "1") throw new Error(`${CHROMIUM} is missing (apt-get install -y chromium)`);
 if (!haveChromium) console.warn(`[console-browser] SKIPPED: no ${CHROMIUM} (apt-get install -y chromium); .ci/run installs it`);
+
+/**
+ * Runs a command the quick start printed, as a user pasting it into a shell would, and reads the status it got
+ * (and the error code, if any). The command is curl's, so the status is added with `-w`.
+ */
+function runPrinted(command: string): { status: number; code: string | null } {
+  expect(command).toMatch(/^curl -s /);
+  const r = spawnSync("sh", ["-c", `${command} -w '\n%{http_code}'`], { encoding: "utf8", timeout: 20_000 });
+  expect(r.status, r.stderr).toBe(0);
+  const lines = r.stdout.trimEnd().split("\n");
+  const status = Number(lines.pop());
+  let code: string | null = null;
+  try {
+    code = (JSON.parse(lines.join("\n")) as { code?: string }).code ?? null;
+  } catch {
+    code = null;
+  }
+  return { status, code };
+}
 
 describe("the browser console's embedded build", () => {
   it("is what packages/core/console builds to (scripts/build-console.mjs --check)", () => {
@@ -119,6 +138,15 @@ describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
     expect(await page.evaluate(() => JSON.stringify(localStorage))).toBe("{}");
     await shot("1-signed-in");
 
+    // No calls yet: the daily chart says so in words, not as an empty box (at desktop width and at 375 px).
+    await page.getByRole("link", { name: "Usage & billing" }).click();
+    await expect.poll(() => page.getByText("No calls in the last 30 days.").isVisible()).toBe(true);
+    expect(await page.locator("svg.chart").count()).toBe(0);
+    await shot("1b-usage-no-calls");
+    await page.setViewportSize({ width: 375, height: 800 });
+    await shot("1c-usage-no-calls-narrow");
+    await page.setViewportSize({ width: 1100, height: 800 });
+
     const again = await browser.newContext();
     const p2 = await again.newPage();
     await p2.goto(link);
@@ -147,9 +175,22 @@ describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
     expect((await data(raw)).status).toBe(401);
     expect((await data(rotated)).status).toBe(200);
 
-    // The quick start fills in the test key created in this page.
+    // The quick start fills in the test key created in this page, and its command, run as printed, answers
+    // 200: under the default target (host) it names the sandbox host, not the live host the page is on.
     await page.getByRole("link", { name: "Quick start" }).click();
     await expect.poll(() => page.locator("#curl").textContent()).toContain(rotated);
+    const printed = (await page.locator("#curl").textContent())!;
+    expect(printed).toContain(`http://sandbox.localhost:${new URL(server.url).port}/data/v1/`);
+    expect(runPrinted(printed)).toEqual({ status: 200, code: null });
+    await shot("3b-quick-start");
+    // The command wraps rather than scrolling out of sight, at desktop width and at 375 px.
+    for (const width of [1100, 375]) {
+      await page.setViewportSize({ width, height: 800 });
+      expect(await page.locator("pre").evaluate((e) => e.scrollWidth - e.clientWidth)).toBeLessThanOrEqual(0);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    }
+    await shot("3c-quick-start-narrow");
+    await page.setViewportSize({ width: 1100, height: 800 });
   }, 60_000);
 
   it("creates a webhook (secret shown once) and sends a test event that arrives signed", async () => {
@@ -184,6 +225,9 @@ describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
     expect(statuses).toContain(402);
     await page.getByRole("link", { name: "Usage & billing" }).click();
     await expect.poll(() => page.getByText("The quota is exhausted").isVisible()).toBe(true);
+    // With calls, the chart is drawn (and the sentence is gone).
+    expect(await page.getByRole("img", { name: /^Daily calls over the last 30 days/ }).isVisible()).toBe(true);
+    expect(await page.getByText("No calls in the last 30 days.").count()).toBe(0);
     await expect
       .poll(async () => {
         await page.reload();
@@ -332,6 +376,75 @@ describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
   it("logged no browser console errors", () => {
     // The only errors allowed are chromium's own lines about the 401s the flows provoke on purpose (the page
     // loaded before signing in, a wrong token, a used link); a script error or a CSP violation fails here.
+    expect(errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
+  });
+});
+
+describe.skipIf(!haveChromium)("the console's quick start under a fixed target, in chromium", () => {
+  let browser: Browser;
+  const errors: string[] = [];
+  const dir = mkdtempSync(join(tmpdir(), "benchdata-quick-start-"));
+  beforeAll(async () => {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const target of ["test", "live"] as const) {
+    it(`target ${target}: the printed command carries a ${target} key created on the page, at the plain URL, and answers 200`, async () => {
+      const db = `sqlite:${join(dir, `quick-${target}.db`)}`;
+      if (target === "live") {
+        // Live keys read imported data: 40 saas businesses' gross margin, so the printed request has an answer.
+        const file = join(dir, "saas.ndjson");
+        const rows = Array.from({ length: 40 }, (_, i) => JSON.stringify({ business_id: `b${i}`, category: "saas", segment: "smb", period: "2026-Q3", metric: "gross_margin", value: 0.4 + i / 200 }));
+        writeFileSync(file, rows.join("\n") + "\n");
+        const imported = cli(["import", file, "--db", db]);
+        expect(imported.status, imported.stderr).toBe(0);
+      }
+      const config = join(dir, `quick-${target}.json`);
+      writeFileSync(config, JSON.stringify({ target }));
+      const server = await startServe(["--db", db, "--config", config], { BENCHDATA_ADMIN_TOKEN: ADMIN });
+      const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+      try {
+        const p = await context.newPage();
+        p.on("console", (m) => {
+          if (m.type() === "error") errors.push(m.text());
+        });
+        p.on("pageerror", (e) => errors.push(String(e)));
+        const admin = (method: string, path: string) => http(`${server.url}/api/v1/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` }, ...(method === "POST" && path === "/accounts" ? { body: { name: `Target ${target}`, tier: "growth" } } : {}) });
+        const acc = await admin("POST", "/accounts");
+        const link = await admin("POST", `/accounts/${acc.json.account_id}/sign-in-links`);
+        await p.goto(server.url + link.json.sign_in_path);
+        await expect.poll(() => p.locator("#who").textContent()).toContain(`Target ${target}`);
+        // Before a key exists, the placeholder names the key kind this server accepts.
+        await p.goto(`${server.url}/console/#start`);
+        await expect.poll(() => p.locator("#curl").textContent()).toContain(target === "test" ? "YOUR_TEST_KEY" : "YOUR_LIVE_KEY");
+        await p.getByRole("link", { name: "API keys" }).click();
+        await p.getByLabel("Name").fill(`${target} key`);
+        await p.getByLabel("Environment").selectOption(target);
+        await p.getByRole("button", { name: "Create key" }).click();
+        await expect.poll(() => p.getByText("you will not see this again").isVisible()).toBe(true);
+        const raw = (await p.locator("[data-secret]").first().textContent())!.trim();
+        await p.getByRole("link", { name: "Quick start" }).click();
+        await expect.poll(() => p.locator("#curl").textContent()).toContain(raw);
+        const printed = (await p.locator("#curl").textContent())!;
+        expect(printed).toContain(`'${server.url}/data/v1/benchmarks/percentile?`);
+        expect(printed).not.toContain("Host:");
+        expect(runPrinted(printed)).toEqual({ status: 200, code: null });
+        await p.screenshot({ path: join(SHOTS, `12-quick-start-${target}.png`), fullPage: true });
+      } finally {
+        await context.close();
+        await server.stop();
+      }
+    }, 90_000);
+  }
+
+  it("logged no browser console errors", () => {
     expect(errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
   });
 });

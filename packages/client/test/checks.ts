@@ -87,6 +87,8 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   const console = new Benchdata({ ...base, sessionToken: created.data.session_token });
   const account = await console.getConsoleAccount();
   equal(account.data.account_id, accountId, "getConsoleAccount");
+  // These checks' server has target "test": test keys at the address it was reached at, live keys nowhere.
+  equal((await console.getConsoleEnvironments()).data, { target: "test", live: null, test: { base_url: new URL(env.baseUrl).origin, host_header: null } }, "getConsoleEnvironments");
   equal((await admin.adminGetAccount(accountId)).data.tier, "enterprise", "adminGetAccount");
   ok("admin bootstrap");
 

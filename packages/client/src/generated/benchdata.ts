@@ -85,6 +85,11 @@ export class Benchdata extends Client {
     return fn.getConsoleAccount(this, options);
   }
 
+  /** Where each environment's keys work (`GET /api/v1/console/environments`). */
+  getConsoleEnvironments(options?: CallOptions): Promise<ResponseOf<"getConsoleEnvironments">> {
+    return fn.getConsoleEnvironments(this, options);
+  }
+
   /** List API keys (`GET /api/v1/console/keys`). */
   listKeys(options?: CallOptions): Promise<ResponseOf<"listKeys">> {
     return fn.listKeys(this, options);

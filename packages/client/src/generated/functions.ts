@@ -83,6 +83,11 @@ export function getConsoleAccount(client: Client, options?: CallOptions): Promis
   return send(client, { method: "GET", path: "/api/v1/console/account", security: "session", status: 200, mediaType: "application/json" }, {  }, options);
 }
 
+/** Where each environment's keys work (`GET /api/v1/console/environments`). */
+export function getConsoleEnvironments(client: Client, options?: CallOptions): Promise<ResponseOf<"getConsoleEnvironments">> {
+  return send(client, { method: "GET", path: "/api/v1/console/environments", security: "session", status: 200, mediaType: "application/json" }, {  }, options);
+}
+
 /** List API keys (`GET /api/v1/console/keys`). */
 export function listKeys(client: Client, options?: CallOptions): Promise<ResponseOf<"listKeys">> {
   return send(client, { method: "GET", path: "/api/v1/console/keys", security: "session", status: 200, mediaType: "application/json" }, {  }, options);

@@ -304,6 +304,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/environments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where each environment's keys work
+         * @description The deployment's `target` (`live`, `test`, or `host`: the request's host decides, a first label `sandbox` or `test` selecting test) and, for each environment, where its keys are accepted, seen from the address this request reached: the origin to call and, when needed, a `Host` header. An environment whose keys the deployment refuses everywhere is null. In `host` mode, reached at `h`, test keys work at `sandbox.h` (at `sandbox.localhost` for localhost and loopback addresses). With `trustProxy`, the proxy's `X-Forwarded-Host` and `X-Forwarded-Proto` are used.
+         */
+        get: operations["getConsoleEnvironments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/keys": {
         parameters: {
             query?: never;
@@ -3108,6 +3128,45 @@ export interface operations {
                         };
                         currency: string;
                         session_expires_at: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getConsoleEnvironments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each environment's access. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        target: "live" | "test" | "host";
+                        live: {
+                            /** @description The origin to send data requests to (paths start with `/data/v1`). */
+                            base_url: string;
+                            /** @description A `Host` header to send with them, when the origin alone does not select the environment (a server reached at an IP address in `host` mode); null otherwise. */
+                            host_header: string | null;
+                        } | null;
+                        test: {
+                            /** @description The origin to send data requests to (paths start with `/data/v1`). */
+                            base_url: string;
+                            /** @description A `Host` header to send with them, when the origin alone does not select the environment (a server reached at an IP address in `host` mode); null otherwise. */
+                            host_header: string | null;
+                        } | null;
                     };
                 };
             };

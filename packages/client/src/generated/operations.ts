@@ -17,6 +17,7 @@ export const OPERATIONS = {
   consoleSignIn: { method: "POST", path: "/api/v1/console/sign-in", security: "none", status: 200, mediaType: "application/json" },
   consoleSignOut: { method: "POST", path: "/api/v1/console/sign-out", security: "none", status: 200, mediaType: "application/json" },
   getConsoleAccount: { method: "GET", path: "/api/v1/console/account", security: "session", status: 200, mediaType: "application/json" },
+  getConsoleEnvironments: { method: "GET", path: "/api/v1/console/environments", security: "session", status: 200, mediaType: "application/json" },
   listKeys: { method: "GET", path: "/api/v1/console/keys", security: "session", status: 200, mediaType: "application/json" },
   createKey: { method: "POST", path: "/api/v1/console/keys", security: "session", status: 201, mediaType: "application/json" },
   getKey: { method: "GET", path: "/api/v1/console/keys/{key_id}", security: "session", status: 200, mediaType: "application/json" },

@@ -41,3 +41,4 @@ export type Delivery = DataOf<"listDeliveries">["data"][number];
 export type Usage = DataOf<"getUsageSummary">;
 export type Invoice = DataOf<"listInvoices">["data"][number];
 export type TestResult = DataOf<"testWebhooks">;
+export type Environments = DataOf<"getConsoleEnvironments">;

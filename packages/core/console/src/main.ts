@@ -5,15 +5,15 @@
  */
 import { EVENT_TYPES } from "../../src/events/events.ts";
 import { ApiError, call, client, whenSignedOut } from "./api.ts";
-import { consoleSignIn, consoleSignOut, createKey, createWebhook, deleteWebhook, getConsoleAccount, getUsageDaily, getUsageSummary, listDeliveries, listInvoices, listKeys, listWebhooks, retryBilling, retryDelivery, revokeKey, rotateKey, testWebhooks } from "../../../client/src/index.ts";
-import type { Account, Delivery, Invoice, Key, TestResult, Usage, Webhook } from "./api.ts";
+import { consoleSignIn, consoleSignOut, createKey, createWebhook, deleteWebhook, getConsoleAccount, getConsoleEnvironments, getUsageDaily, getUsageSummary, listDeliveries, listInvoices, listKeys, listWebhooks, retryBilling, retryDelivery, revokeKey, rotateKey, testWebhooks } from "../../../client/src/index.ts";
+import type { Account, Delivery, Environments, Invoice, Key, TestResult, Usage, Webhook } from "./api.ts";
 import { alert, confirmButton, h, replace, secretPanel, svg, table, when } from "./dom.ts";
 
 const app = document.getElementById("app") as HTMLElement;
 const who = document.getElementById("who") as HTMLElement;
 let account: Account | null = null;
-/** The raw test key created in this page, kept in memory only, for the quick start's curl. */
-let lastTestKey: string | null = null;
+/** The raw keys created in this page (the last of each environment), kept in memory only, for the quick start's curl. */
+const lastKeys: { live: string | null; test: string | null } = { live: null, test: null };
 
 const TABS = [
   ["keys", "API keys"],
@@ -120,7 +120,7 @@ async function route(): Promise<void> {
     if (tab === "keys") await keysView(body);
     else if (tab === "usage") await usageView(body);
     else if (tab === "webhooks") await webhooksView(body);
-    else quickStart(body);
+    else await quickStart(body);
   } catch (e) {
     if (account !== null) replace(body, alert("error", message(e)));
   }
@@ -153,7 +153,7 @@ async function keysView(body: HTMLElement): Promise<void> {
                     { class: "row" },
                     confirmButton("Rotate", `Rotate ${k.name}? The old key stops working.`, async () => {
                       const r = await call(rotateKey(client, k.key_id));
-                      if (r.environment === "test") lastTestKey = r.raw_key;
+                      lastKeys[r.environment] = r.raw_key;
                       replace(top, secretPanel(`New key for ${r.name}`, r.raw_key, () => replace(top)));
                       await refresh();
                     }),
@@ -184,7 +184,7 @@ async function keysView(body: HTMLElement): Promise<void> {
           const chosen = scopes.filter((c) => c.checked).map((c) => c.value);
           try {
             const k = await call(createKey(client, { name: name.value.trim(), environment: env.value as "live" | "test", scopes: chosen as Key["scopes"] }));
-            if (k.environment === "test") lastTestKey = k.raw_key;
+            lastKeys[k.environment] = k.raw_key;
             name.value = "";
             replace(top, secretPanel(`Your new ${k.environment} key "${k.name}"`, k.raw_key, () => replace(top)));
             await refresh();
@@ -214,11 +214,13 @@ function money(amount: number, currency: string): string {
 }
 
 function chart(days: { date: string; calls: number }[]): Element {
+  const total = days.reduce((n, d) => n + d.calls, 0);
+  // An empty chart reads as a broken one: say it.
+  if (total === 0) return h("p", { class: "muted", id: "daily-empty" }, `No calls in the last ${days.length} days. Requests made with this account's keys appear here, day by day.`);
   const max = Math.max(1, ...days.map((d) => d.calls));
   const w = 600;
   const hgt = 150;
   const bw = w / days.length;
-  const total = days.reduce((n, d) => n + d.calls, 0);
   const bars = days.map((d, i) => {
     const bh = (d.calls / max) * (hgt - 10);
     const r = svg("rect", { x: (i * bw + 1).toFixed(1), y: (hgt - bh).toFixed(1), width: Math.max(1, bw - 2).toFixed(1), height: bh.toFixed(1) });
@@ -413,18 +415,42 @@ async function webhooksView(body: HTMLElement): Promise<void> {
 
 // ---- quick start ----------------------------------------------------------------------------------------
 
-function quickStart(body: HTMLElement): void {
-  const origin = location.origin;
-  const key = lastTestKey ?? "YOUR_TEST_KEY";
-  const curl = `curl -s -H 'Authorization: Bearer ${key}' '${origin}/data/v1/benchmarks/percentile?metric=gross_margin&value=0.7&category=saas'`;
+/** The curl of the quick start for one environment's access, with `key` in it. */
+function curlFor(where: NonNullable<Environments["test"]>, key: string): string {
+  const host = where.host_header === null ? "" : ` -H 'Host: ${where.host_header}'`;
+  return `curl -s -H 'Authorization: Bearer ${key}'${host} '${where.base_url}/data/v1/benchmarks/percentile?metric=gross_margin&value=0.7&category=saas'`;
+}
+
+async function quickStart(body: HTMLElement): Promise<void> {
+  // Where each environment's keys work depends on the deployment's target and the address the page was reached
+  // at: the server says (a test key sent to the live host would answer 403 auth.environment_mismatch).
+  const envs = await call(getConsoleEnvironments(client));
+  const env: "test" | "live" = envs.test !== null ? "test" : "live";
+  const where = (envs[env] ?? envs.live)!;
+  const placeholder = env === "test" ? "YOUR_TEST_KEY" : "YOUR_LIVE_KEY";
+  const key = lastKeys[env];
+  const curl = curlFor(where, key ?? placeholder);
   const status = h("span", { class: "muted", role: "status" });
+  const intro =
+    key !== null
+      ? `Your new ${env} key is filled in (it is kept only in this page):`
+      : `Create a ${env} key under API keys, then run (with your key in place of ${placeholder}):`;
+  const notes: (Node | string | null)[] = [];
+  if (envs.target === "host" && envs.live !== null && envs.test !== null) {
+    notes.push(h("p", {}, "Test keys work at ", h("code", {}, envs.test.base_url), envs.test.host_header === null ? "" : ` (with the header Host: ${envs.test.host_header})`, ", the sandbox; live keys at ", h("code", {}, envs.live.base_url), ". Using a key on the other one answers 403."));
+  } else if (env === "live") {
+    notes.push(h("p", {}, "This server accepts live keys only. Live keys read your operator's data and count toward your quota; use them from your server, never in browser code."));
+  } else if (envs.live === null) {
+    notes.push(h("p", {}, "This server accepts test keys only."));
+  }
   replace(
     body,
     h("h1", {}, "Quick start"),
-    h("p", {}, lastTestKey ? "Your new test key is filled in (it is kept only in this page):" : "Create a test key under API keys, then run (with your key in place of YOUR_TEST_KEY):"),
+    h("p", {}, intro),
     h("pre", {}, h("code", { id: "curl" }, curl)),
     h("div", { class: "row" }, h("button", { type: "button", onclick: () => void navigator.clipboard.writeText(curl).then(() => (status.textContent = "Copied."), () => (status.textContent = "Select the text and copy it.")) }, "Copy"), status),
-    h("p", {}, "Test keys answer from synthetic data and never count toward your quota. Every endpoint is described in ", h("a", { href: "/openapi.json" }, "the OpenAPI document"), "."),
+    ...notes,
+    h("p", {}, env === "test" ? "Test keys answer from synthetic data and never count toward your quota. " : "", "Every endpoint is described in ", h("a", { href: "/openapi.json" }, "the OpenAPI document"), "."),
   );
 }
 

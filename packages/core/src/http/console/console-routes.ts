@@ -1,6 +1,7 @@
 /** Every console operation, in the order the OpenAPI document lists them. */
 import { listInvoices, retryBilling } from "./billing.ts";
 import type { AnyConsoleRoute } from "./console-route.ts";
+import { getEnvironments } from "./environments.ts";
 import { createKey, getKey, listKeys, revokeKey, rotateKey } from "./keys.ts";
 import { getAccount, signIn, signOut } from "./session.ts";
 import { usageDaily, usageSummary } from "./usage.ts";
@@ -11,6 +12,7 @@ export const CONSOLE_ROUTES: readonly AnyConsoleRoute[] = [
   signIn,
   signOut,
   getAccount,
+  getEnvironments,
   createKey,
   listKeys,
   getKey,
