@@ -83,9 +83,15 @@ export function readRateLimit(headers: Headers): RateLimit | null {
   return limit === null || remaining === null || reset === null ? null : { limit, remaining, reset };
 }
 
+/** The `X-Request-Id` of a response, or null. */
+export function readRequestId(headers: Headers): string | null {
+  const id = headers.get("x-request-id");
+  return id === null || id === "" ? null : id;
+}
+
 function errorOf(res: Response, text: string): BenchdataError {
   const headers = res.headers;
-  const common = { status: res.status, headers, rateLimit: readRateLimit(headers), retryAfter: intHeader(headers, "retry-after") };
+  const common = { status: res.status, headers, requestId: readRequestId(headers), rateLimit: readRateLimit(headers), retryAfter: intHeader(headers, "retry-after") };
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -107,7 +113,7 @@ function dataOf(res: Response, text: string, op: OperationInfo): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
-    throw new BenchdataError({ status: res.status, code: "client.invalid_response", detail: "The response is not valid JSON.", headers: res.headers, rateLimit: readRateLimit(res.headers), cause });
+    throw new BenchdataError({ status: res.status, code: "client.invalid_response", detail: "The response is not valid JSON.", headers: res.headers, requestId: readRequestId(res.headers), rateLimit: readRateLimit(res.headers), cause });
   }
 }
 
@@ -199,7 +205,7 @@ export async function send<T>(client: Client, op: OperationInfo, parts: RequestP
     const { res, text } = await attempt(fetchFn, (signal) => new Request(url, { method: op.method, headers, signal, ...(body !== undefined ? { body } : {}) }), timeoutMs, call.signal);
     if (res.ok) {
       const data = dataOf(res, text, op) as T;
-      return { data, status: res.status, headers: res.headers, rateLimit: readRateLimit(res.headers) };
+      return { data, status: res.status, headers: res.headers, rateLimit: readRateLimit(res.headers), requestId: readRequestId(res.headers) };
     }
     const err = errorOf(res, text);
     const wait = policy === null ? null : retryDelay(err, op.method, n, policy);

@@ -2,7 +2,7 @@
  * @benchdata/client: a typed client for every benchdata endpoint (data, console, admin) and webhook verification,
  * on Web APIs only (fetch, WebCrypto), so it runs unchanged on Node ≥ 20, Bun, Deno and in browsers.
  */
-export { Client, createClient, readRateLimit, USER_AGENT } from "./client-core.ts";
+export { Client, createClient, readRateLimit, readRequestId, USER_AGENT } from "./client-core.ts";
 export type { OperationInfo, RequestParts } from "./client-core.ts";
 export { BenchdataError, isBenchdataError } from "./errors.ts";
 export type { ClientErrorCode, ErrorBody } from "./errors.ts";

@@ -55,7 +55,7 @@ export interface RateLimit {
   readonly reset: number;
 }
 
-/** A successful response: the parsed body plus the rate-limit headers, status and headers. */
+/** A successful response: the parsed body plus the request id, rate-limit headers, status and headers. */
 export interface BenchdataResponse<T> {
   /** The body: parsed JSON, text for non-JSON media types (XBRL), undefined for 204. */
   readonly data: T;
@@ -63,6 +63,8 @@ export interface BenchdataResponse<T> {
   readonly headers: Headers;
   /** `X-RateLimit-*` of the response, or null when absent (console and admin responses). */
   readonly rateLimit: RateLimit | null;
+  /** The response's `X-Request-Id` (every answer of the service has one; null only if a proxy dropped it). */
+  readonly requestId: string | null;
 }
 
 /** The operation table's row of `K`. */

@@ -59,7 +59,7 @@ describe.skipIf(!available)("@benchdata/client bundle in Chromium", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("data calls with a test key across CORS, typed errors, rate-limit info, and verifyWebhook on the browser's WebCrypto", async () => {
+  it("data calls with a test key across CORS, typed errors, request ids, rate-limit info, and verifyWebhook on the browser's WebCrypto", async () => {
     expect(existsSync(BUNDLE), "run npm run build first").toBe(true);
     const admin = new Benchdata({ baseUrl: api.url, adminToken: ADMIN });
     const acc = await admin.adminCreateAccount({ name: "browser", tier: "developer" });
@@ -81,19 +81,25 @@ describe.skipIf(!available)("@benchdata/client bundle in Chromium", () => {
       const bd = new m.Benchdata({ baseUrl, apiKey });
       const bench = await bd.getBenchmarks({ category: "saas" });
       let code = "";
+      let errorRequestId = null;
       try {
         await bd.getBenchmarks({ category: "toys" });
       } catch (e) {
         code = e instanceof m.BenchdataError ? e.status + " " + e.code : String(e);
+        errorRequestId = e.requestId;
       }
       const verified = await m.verifyWebhook(body, new Headers(headers), secret);
       const tampered = await m.verifyWebhook(body.replace("key_1", "key_2"), headers, secret);
-      return { category: bench.data.category, rateLimit: bench.rateLimit, code, verified: verified.ok && verified.event.type, tampered };
+      return { category: bench.data.category, rateLimit: bench.rateLimit, requestId: bench.requestId, errorRequestId, code, verified: verified.ok && verified.event.type, tampered };
     })(${JSON.stringify({ baseUrl: api.url, apiKey: key.data.raw_key, body, headers, secret })})`;
-    const result = (await tab.evaluate(pageCode)) as { category: string; rateLimit: unknown; code: string; verified: string; tampered: unknown };
+    const result = (await tab.evaluate(pageCode)) as { category: string; rateLimit: unknown; requestId: string | null; errorRequestId: string | null; code: string; verified: string; tampered: unknown };
     expect(result.category).toBe("saas");
     expect(result.rateLimit).toMatchObject({ limit: 60, remaining: 59 });
     expect(result.code).toBe("422 validation.invalid_category");
+    // Across CORS too (the server exposes X-Request-Id): the result's and the error's own ids.
+    expect(result.requestId).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(result.errorRequestId).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(result.errorRequestId).not.toBe(result.requestId);
     expect(result.verified).toBe("key.revoked");
     expect(result.tampered).toEqual({ ok: false, reason: "invalid_signature" });
     // The browser sets its own User-Agent: the client adds none there.

@@ -130,6 +130,22 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   assert(typeof xbrl.data === "string" && xbrl.data.includes("<xbrl"), "exportXbrl is XML text");
   ok("data endpoints");
 
+  // Request ids: every result and every error carries its answer's X-Request-Id, to quote to the operator
+  const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+  assert(bench.requestId !== null && ULID.test(bench.requestId), `result requestId: ${bench.requestId}`);
+  equal(bench.requestId, bench.headers.get("x-request-id"), "result requestId is the header");
+  equal((await console.getConsoleAccount()).requestId?.length, 26, "console results carry it too");
+  const badCategory = await expectCode(() => data.getBenchmarks({ category: "toys" as never }), 422, "validation.invalid_category", "error with a request id");
+  assert(badCategory.requestId !== null && ULID.test(badCategory.requestId) && badCategory.requestId !== bench.requestId, `error requestId: ${badCategory.requestId}`);
+  equal(badCategory.requestId, badCategory.headers.get("x-request-id"), "error requestId is the header");
+  assert(badCategory.message.includes(badCategory.requestId), "the error's message quotes the request id");
+  // An id the caller sends is echoed, and both sides then name the request the same way.
+  equal((await data.getBenchmarks({ category: "saas" }, { headers: { "x-request-id": `checks-${label}-1` } })).requestId, `checks-${label}-1`, "result echoes a sent id");
+  equal((await refused(() => data.getBenchmarks({ category: "toys" as never }, { headers: { "x-request-id": `checks-${label}-2` } }), "sent id")).requestId, `checks-${label}-2`, "error echoes a sent id");
+  // No answer, no id.
+  equal((await refused(() => new Benchdata({ baseUrl: "http://127.0.0.1:9" }).healthz(), "closed port")).requestId, null, "client.network_error has no request id");
+  ok("request ids");
+
   // Errors: the contract's codes, typed
   await expectCode(() => new Benchdata(base).getBenchmarks({ category: "saas" }), 401, "auth.missing_key", "no key");
   await expectCode(() => new Benchdata({ ...base, apiKey: "svc_test_" + "A".repeat(48) }).getBenchmarks({ category: "saas" }), 401, "auth.unknown_key", "unknown key");

@@ -43,6 +43,8 @@ describe("types", () => {
     expectTypeOf<DataOf<"exportXbrl">>().toEqualTypeOf<string>();
     expectTypeOf<DataOf<"deleteWebhook">>().toEqualTypeOf<undefined>();
     expectTypeOf<BenchdataResponse<unknown>["rateLimit"]>().toEqualTypeOf<RateLimit | null>();
+    expectTypeOf<BenchdataResponse<unknown>["requestId"]>().toEqualTypeOf<string | null>();
+    expectTypeOf<BenchdataError["requestId"]>().toEqualTypeOf<string | null>();
   });
 
   it("parameters: required query parameters and enums are enforced", () => {

@@ -24,7 +24,8 @@ const TABS = [
 type Tab = (typeof TABS)[number][0];
 
 function message(e: unknown): string {
-  return e instanceof ApiError ? `${e.detail} (${e.code})` : e instanceof Error ? e.message : String(e);
+  // The request id is what the operator needs to find the request in their logs.
+  return e instanceof ApiError ? `${e.detail} (${e.code}${e.requestId === null ? "" : `, request ${e.requestId}`})` : e instanceof Error ? e.message : String(e);
 }
 
 // ---- sign-in -------------------------------------------------------------------------------------------
