@@ -11,6 +11,9 @@ const WRONG = "not-the-admin-token-0123456789abcdef";
 const account = (base: string, token: string, headers: Record<string, string> = {}) =>
   http(`${base}/api/v1/admin/accounts`, { method: "POST", headers: { authorization: `Bearer ${token}`, ...headers }, body: { name: "Acme", tier: "growth" } });
 const WARNING = "the admin API is reachable on a non-loopback address";
+/** The operations an OpenAPI document lists, as `METHOD /path`. */
+const operations = (doc: { paths: Record<string, Record<string, unknown>> }): string[] =>
+  Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)).sort();
 
 describe("admin surface (benchdata serve)", () => {
   const nodes: Instance[] = [];
@@ -40,6 +43,9 @@ describe("admin surface (benchdata serve)", () => {
 
     const admitted = await account(node.url, ADMIN);
     expect(admitted.status, admitted.text).toBe(201);
+    // One listener: its /openapi.json lists everything it serves, the admin API included.
+    const ops = operations((await http(`${node.url}/openapi.json`)).json);
+    expect(ops).toEqual(expect.arrayContaining(["POST /api/v1/admin/accounts", "GET /data/v1/benchmarks", "GET /api/v1/console/keys", "GET /openapi.json"]));
     // The data API is not affected by the admin throttle.
     expect((await http(`${node.url}/healthz`)).status).toBe(200);
 
@@ -67,7 +73,7 @@ describe("admin surface (benchdata serve)", () => {
     expect(["0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "::ffff:10.0.0.1", "example.com", ""].some(isLoopbackHost)).toBe(false);
   });
 
-  it("--admin-port: the admin API only on its own listener (127.0.0.1 by default), 404 on the main one; no warning even with --host 0.0.0.0", async () => {
+  it("--admin-port: the admin API only on its own listener (127.0.0.1 by default), 404 on the main one, each listener's /openapi.json listing what it serves; no warning even with --host 0.0.0.0", async () => {
     const node = await start(["--host", "0.0.0.0", "--admin-port", "0"], { BENCHDATA_ADMIN_TOKEN: ADMIN });
     const listening = logLines(node).find((l) => l.msg === "listening")!;
     const adminPort = listening.admin_port as number;
@@ -84,11 +90,21 @@ describe("admin surface (benchdata serve)", () => {
     expect(created.status, created.text).toBe(201);
     // The main listener still serves the console and data APIs.
     expect((await http(`${node.url}/api/v1/console/keys`, { headers: { authorization: `Bearer ${created.json.session_token}` } })).status).toBe(200);
-    // The admin listener serves nothing else.
-    for (const path of ["/healthz", "/api/v1/console/keys", "/data/v1/benchmarks?category=saas", "/openapi.json"]) {
+    // The admin listener serves nothing else but its own description.
+    for (const path of ["/healthz", "/api/v1/console/keys", "/data/v1/benchmarks?category=saas"]) {
       const r = await http(`${adminBase}${path}`, { headers: { authorization: `Bearer ${created.json.session_token}` } });
       expect([r.status, r.json?.code], path).toEqual([404, "not_found"]);
     }
+    // Each listener's /openapi.json lists what it serves: the main one no admin operation (they answer 404
+    // there), the admin listener's the admin operations and itself.
+    const mainOps = operations((await http(`${node.url}/openapi.json`)).json);
+    expect(mainOps.filter((op) => op.includes(" /api/v1/admin/"))).toEqual([]);
+    expect(mainOps).toEqual(expect.arrayContaining(["GET /data/v1/benchmarks", "GET /api/v1/console/keys", "GET /healthz", "GET /openapi.json"]));
+    const adminDoc = await http(`${adminBase}/openapi.json`);
+    expect(adminDoc.status).toBe(200);
+    const adminOps = operations(adminDoc.json);
+    expect(adminOps.filter((op) => !op.includes(" /api/v1/admin/"))).toEqual(["GET /openapi.json"]);
+    expect(adminOps).toEqual(expect.arrayContaining(["POST /api/v1/admin/accounts", "PATCH /api/v1/admin/accounts/{account_id}"]));
     // The throttle works there too.
     for (let i = 0; i < 10; i++) expect((await account(adminBase, WRONG)).status).toBe(401);
     expect((await account(adminBase, WRONG)).status).toBe(429);

@@ -871,7 +871,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI 3.1 document */
+        /**
+         * This OpenAPI 3.1 document
+         * @description The operations this listener serves: with the admin API on a listener of its own, each listener's document lists its own.
+         */
         get: operations["openapi"];
         put?: never;
         post?: never;

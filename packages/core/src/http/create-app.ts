@@ -63,7 +63,11 @@ export interface App {
    * `adminSeparate` this is the only way to the admin API.
    */
   adminFetch(request: Request, ctx?: ClientInfo): Promise<Response>;
-  /** The OpenAPI 3.1 document of every route (admin routes included even when the admin API is off). */
+  /**
+   * The OpenAPI 3.1 document of every route the app defines (admin routes included even when the admin API is off
+   * or on its own listener): what clients are generated from. `GET /openapi.json` on each listener lists only the
+   * operations that listener serves.
+   */
   readonly openapi: OpenApiDocument;
   /** Every route (method, OpenAPI path, operation id). */
   readonly routes: readonly RouteInfo[];
@@ -158,7 +162,6 @@ export function createApp(options: AppOptions): App {
       },
     };
   });
-  let openapiJson: string | undefined;
   let draining = false;
   const readinessTimeoutMs = options.readinessTimeoutMs ?? READINESS_TIMEOUT_MS;
   const serviceRoutes: Route[] = [
@@ -198,16 +201,17 @@ export function createApp(options: AppOptions): App {
         errors: [503],
       },
     },
-    {
-      method: "GET",
-      path: "/openapi.json",
-      run: () => Promise.resolve(new Response((openapiJson ??= JSON.stringify(documented())), { status: 200, headers: { "content-type": JSON_TYPE, "access-control-allow-origin": "*", "x-content-type-options": NOSNIFF } })),
-      doc: { operationId: "openapi", summary: "This OpenAPI 3.1 document", tag: "Service", security: "none", success: { status: 200, description: "The document." }, errors: [] },
-    },
+    openapiRoute(() => mainRoutes),
   ];
   const consoleRoutes = CONSOLE_ROUTES.map((r) => consoleRoute(app, r));
   const admin = adminRoutes(app);
   const allRoutes = [...dataRoutes, ...consoleRoutes, ...admin, ...serviceRoutes];
+  // Each listener documents what it serves: the main one the admin API only when it serves it (a token, and no
+  // listener of its own); the admin listener the admin API and its own document.
+  const adminServed = app.adminToken !== null;
+  const mainRoutes = [...dataRoutes, ...consoleRoutes, ...(adminServed && !adminSeparate ? admin : []), ...serviceRoutes];
+  const adminOpenapi = openapiRoute(() => adminListenerRoutes);
+  const adminListenerRoutes = [...(adminServed ? admin : []), adminOpenapi];
   // Storage's gauges at each scrape, bounded in time so a dead database cannot hang the scrape.
   const rawStorage = options.storage;
   if (rawStorage.gauges) registry.collect(() => readGauges(rawStorage, metrics, readinessTimeoutMs));
@@ -271,6 +275,7 @@ export function createApp(options: AppOptions): App {
   const serviceRouter = baseRouter("", noted(timed(metrics, [...serviceRoutes, metricsRoute])), counted);
   // Without an admin token the admin paths fall through to the service router's 404.
   const adminRouter = app.adminToken === null ? serviceRouter : baseRouter(ADMIN_BASE, noted(timed(metrics, admin)), counted);
+  const adminServiceRouter = baseRouter("", noted(timed(metrics, [adminOpenapi])), counted);
   // With a separate admin listener the main one answers 404 on admin paths.
   const mainAdminRouter = adminSeparate ? serviceRouter : adminRouter;
 
@@ -293,12 +298,13 @@ export function createApp(options: AppOptions): App {
     }
   };
 
-  // The admin listener: admin paths only; anything else is 404 (counted as unmatched).
+  // The admin listener: admin paths and its own OpenAPI document; anything else is 404 (counted as unmatched).
   const routeAdmin = (request: Request, ctx: ClientInfo | undefined): Promise<Response> => {
     try {
       const { path, search } = splitUrl(request.url);
       if (path.startsWith(ADMIN_PREFIX)) return adminRouter.fetch(request, path, search, ctx ?? noClient);
-      const response = errorResponse(new ServiceError(404, "not_found", `No route ${request.method} ${path}: this listener serves the admin API (${ADMIN_BASE}) only.`));
+      if (path === OPENAPI_PATH) return adminServiceRouter.fetch(request, path, search, ctx ?? noClient);
+      const response = errorResponse(new ServiceError(404, "not_found", `No route ${request.method} ${path}: this listener serves the admin API (${ADMIN_BASE}) and its description (${OPENAPI_PATH}) only.`));
       unmatched.count(404);
       return Promise.resolve(response);
     } catch (error) {
@@ -361,6 +367,27 @@ function notReady(reason: "draining" | "storage_timeout" | "storage_unavailable"
 }
 
 /** Routes whose runs record their status and duration under their template (the children resolved here, once). */
+const OPENAPI_PATH = "/openapi.json";
+
+/** `GET /openapi.json` of one listener: the document of `routes()` (the operations that listener serves), built once. */
+function openapiRoute(routes: () => readonly Route[]): Route {
+  let json: string | undefined;
+  return {
+    method: "GET",
+    path: OPENAPI_PATH,
+    run: () => Promise.resolve(new Response((json ??= JSON.stringify(buildOpenApi(routes(), ErrorBodySchema))), { status: 200, headers: { "content-type": JSON_TYPE, "access-control-allow-origin": "*", "x-content-type-options": NOSNIFF } })),
+    doc: {
+      operationId: "openapi",
+      summary: "This OpenAPI 3.1 document",
+      description: "The operations this listener serves: with the admin API on a listener of its own, each listener's document lists its own.",
+      tag: "Service",
+      security: "none",
+      success: { status: 200, description: "The document." },
+      errors: [],
+    },
+  };
+}
+
 function timed(metrics: ServiceMetrics, routes: readonly Route[]): Route[] {
   return routes.map((route) => {
     const m = metrics.route(route.method, route.path);

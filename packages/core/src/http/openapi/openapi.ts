@@ -108,6 +108,14 @@ function operation(route: Route): Record<string, unknown> {
   };
 }
 
+/** The document's tags; a document lists those its operations use. */
+const TAGS = [
+  { name: "Data", description: "Benchmark data (API key)." },
+  { name: "Console", description: "Keys, usage, webhooks and billing of the signed-in account (session token)." },
+  { name: "Admin", description: "Operator API (admin token); off unless an admin token is configured." },
+  { name: "Service", description: "Health and this document." },
+];
+
 /** Builds the OpenAPI 3.1 document of the given routes. */
 export function buildOpenApi(routes: readonly Route[], errorSchema: v.GenericSchema): OpenApiDocument {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -132,12 +140,7 @@ export function buildOpenApi(routes: readonly Route[], errorSchema: v.GenericSch
         "Category-level financial benchmarks behind API keys. Data endpoints under /data/v1 take `Authorization: Bearer svc_live_…` or `svc_test_…`; console endpoints under /api/v1/console take a session token; the operator's admin API under /api/v1/admin takes the admin token. Every error body is `{detail, code, status}`.",
     },
     servers: [{ url: "/" }],
-    tags: [
-      { name: "Data", description: "Benchmark data (API key)." },
-      { name: "Console", description: "Keys, usage, webhooks and billing of the signed-in account (session token)." },
-      { name: "Admin", description: "Operator API (admin token); off unless an admin token is configured." },
-      { name: "Service", description: "Health and this document." },
-    ],
+    tags: TAGS.filter((t) => routes.some((r) => r.doc.tag === t.name)),
     paths,
     components: {
       securitySchemes: {
