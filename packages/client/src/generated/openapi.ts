@@ -991,7 +991,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+        /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
         Error429: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1152,7 +1152,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1292,7 +1292,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1437,7 +1437,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1577,7 +1577,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1709,7 +1709,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1853,7 +1853,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1978,7 +1978,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2157,7 +2157,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2322,7 +2322,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2468,7 +2468,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2631,7 +2631,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2886,7 +2886,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3007,7 +3007,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted). */
+            /** @description Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted). */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -17,6 +17,8 @@ import { serviceMetrics } from "../metrics/service-metrics.ts";
 import { hashSecret } from "../keys/api-key.ts";
 import type { AppContext, AppHooks, AppOptions, ClientInfo } from "./app-options.ts";
 import { ADMIN_BASE, adminRoutes } from "./admin/admin-routes.ts";
+import { adminAuthThrottle, refuseWrongToken } from "./admin/auth-throttle.ts";
+import { clientAddressOf } from "./data/key-checks.ts";
 import { CONSOLE_BASE, consoleRoute, sessionTokenAuth } from "./console/console-route.ts";
 import { CONSOLE_ROUTES } from "./console/console-routes.ts";
 import { dataPipeline } from "./data/data-pipeline.ts";
@@ -204,7 +206,9 @@ export function createApp(options: AppOptions): App {
     openapiRoute(() => mainRoutes),
   ];
   const consoleRoutes = CONSOLE_ROUTES.map((r) => consoleRoute(app, r));
-  const admin = adminRoutes(app);
+  // One throttle of failed operator authentications, shared by the admin API and /metrics.
+  const authThrottle = adminAuthThrottle(clock, logger);
+  const admin = adminRoutes(app, authThrottle);
   const allRoutes = [...dataRoutes, ...consoleRoutes, ...admin, ...serviceRoutes];
   // Each listener documents what it serves: the main one the admin API only when it serves it (a token, and no
   // listener of its own); the admin listener the admin API and its own document.
@@ -219,8 +223,8 @@ export function createApp(options: AppOptions): App {
   const metricsRoute: Route = {
     method: "GET",
     path: "/metrics",
-    run: (request) => scrape(request, config.metrics.token, registry),
-    doc: { operationId: "metrics", summary: "Prometheus metrics", tag: "Service", security: "none", success: { status: 200, description: "Metrics." }, errors: [401, 404] },
+    run: (request, _params, _search, client) => scrape(request, config.metrics.token, registry, () => refuseWrongToken(authThrottle, clientAddressOf(request, client, config.trustProxy), "metrics", METRICS_TOKEN)),
+    doc: { operationId: "metrics", summary: "Prometheus metrics", tag: "Service", security: "none", success: { status: 200, description: "Metrics." }, errors: [401, 404, 429] },
   };
   let openapi: OpenApiDocument | undefined;
   const documented = (): OpenApiDocument => (openapi ??= buildOpenApi(allRoutes, ErrorBodySchema));
@@ -408,11 +412,14 @@ function timed(metrics: ServiceMetrics, routes: readonly Route[]): Route[] {
 const METRICS_OFF = new ServiceError(404, "not_found", "Metrics are off: set metrics.token in the config to serve them (with that bearer token).");
 const METRICS_TOKEN = new ServiceError(401, "metrics.invalid_token", "Missing or wrong metrics token: send `Authorization: Bearer <metrics.token>`.", { "www-authenticate": 'Bearer realm="metrics"' });
 
-/** `GET /metrics`: off without a token; otherwise the registry in the text exposition format, for that bearer token only. */
-async function scrape(request: Request, token: string | null, registry: MetricsRegistry): Promise<Response> {
+/**
+ * `GET /metrics`: off without a token; otherwise the registry in the text exposition format, for that bearer token
+ * only. A wrong token is refused by `refuse`, which counts it in the operator-authentication throttle.
+ */
+async function scrape(request: Request, token: string | null, registry: MetricsRegistry, refuse: () => ServiceError): Promise<Response> {
   if (token === null) return errorResponse(METRICS_OFF);
   const presented = bearerToken(request.headers.get("authorization"));
-  if (presented === null || !timingSafeEqual(presented, token)) return errorResponse(METRICS_TOKEN, { "cache-control": "no-store" });
+  if (presented === null || !timingSafeEqual(presented, token)) return errorResponse(refuse(), { "cache-control": "no-store" });
   return new Response(await registry.render(), { status: 200, headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" } });
 }
 

@@ -124,3 +124,50 @@ describe("admin authentication throttle (issue 20, item 4)", () => {
     expect(logger.lines[1]!.fields).toMatchObject({ addresses_throttled: 100 });
   });
 });
+
+describe("/metrics bearer tokens share the throttle (issue 29)", () => {
+  const METRICS = "metrics-token-for-throttle-tests-0123";
+  const scrape = (token: string | null): Request => new Request(`${LIVE_HOST}/metrics`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
+
+  it("10 wrong metrics tokens from one address: the next is 429 auth.too_many_failures with Retry-After; the correct token still reads the metrics", async () => {
+    const logger = recordingLogger();
+    const k = kit({ logger, config: { metrics: { token: METRICS } } });
+    const peer = "203.0.113.20";
+    for (let i = 0; i < 10; i++) {
+      const r = await k.call(scrape(i % 2 === 0 ? WRONG : null), peer);
+      expect([r.status, r.body.code], `attempt ${i + 1}`).toEqual([401, "metrics.invalid_token"]);
+    }
+    const refused = await k.call(scrape(WRONG), peer);
+    expect([refused.status, refused.body.code]).toEqual([429, "auth.too_many_failures"]);
+    expect(Object.keys(refused.body)).toEqual(["detail", "code", "status"]);
+    expect(refused.headers.get("retry-after")).toBe("60");
+    const admitted = await k.call(scrape(METRICS), peer);
+    expect(admitted.status).toBe(200);
+    expect(admitted.body).toContain("benchdata_http_requests_total");
+    expect((await k.call(scrape(WRONG), "198.51.100.20")).status).toBe(401);
+    const lines = logger.lines.filter((l) => l.message.includes("throttled"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.fields).toMatchObject({ client_address: peer, surface: "metrics", failures: 10 });
+    expect(JSON.stringify(logger.lines)).not.toContain(METRICS);
+  });
+
+  it("one count for both surfaces: 5 wrong admin tokens and 5 wrong metrics tokens throttle both; the correct tokens are still admitted on each", async () => {
+    const k = kit({ config: { metrics: { token: METRICS } } });
+    const peer = "203.0.113.21";
+    for (let i = 0; i < 5; i++) {
+      expect((await k.call(adminCall(WRONG), peer)).status).toBe(401);
+      expect((await k.call(scrape(WRONG), peer)).status).toBe(401);
+    }
+    expect((await k.call(adminCall(WRONG), peer)).body.code).toBe("auth.too_many_failures");
+    expect((await k.call(scrape(WRONG), peer)).body.code).toBe("auth.too_many_failures");
+    expect((await k.call(adminCall(ADMIN_TOKEN), peer)).status).toBe(201);
+    expect((await k.call(scrape(METRICS), peer)).status).toBe(200);
+  });
+
+  it("with metrics off (no token) /metrics is 404 and counts nothing", async () => {
+    const k = kit();
+    const peer = "203.0.113.22";
+    for (let i = 0; i < 12; i++) expect((await k.call(scrape(WRONG), peer)).status).toBe(404);
+    expect((await k.call(adminCall(WRONG), peer)).status).toBe(401);
+  });
+});

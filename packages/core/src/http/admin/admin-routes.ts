@@ -26,16 +26,13 @@ import { deleteAccount, exportAccount, listAccounts } from "./account-lifecycle.
 import { accountNotFound, AccountSchema, accountView } from "./account-view.ts";
 import type { AdminOp } from "./admin-op.ts";
 import { ACCOUNT_ID, op } from "./admin-op.ts";
-import { adminAuthThrottle } from "./auth-throttle.ts";
+import type { AdminAuthThrottle } from "./auth-throttle.ts";
+import { adminAuthThrottle, refuseWrongToken } from "./auth-throttle.ts";
 
 /** The admin API's base path. */
 export const ADMIN_BASE = "/api/v1/admin";
 
 const INVALID_TOKEN = new ServiceError(401, "admin.invalid_token", "Missing or wrong admin token.");
-const tooManyFailures = (seconds: number): ServiceError =>
-  new ServiceError(429, "auth.too_many_failures", `Too many failed admin authentications from this address: wrong tokens are refused for ${seconds} s (a correct token is still admitted).`, {
-    "retry-after": String(seconds),
-  });
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 
 async function issueSession(app: AppContext, accountId: string, now: number): Promise<{ token: string; expiresAt: number }> {
@@ -368,11 +365,12 @@ const OPS: readonly AdminOp<any, any>[] = [
   releaseHold,
 ];
 
-/** The admin routes (for the router when an admin token is configured, and for the OpenAPI document always). */
-export function adminRoutes(app: AppContext): Route[] {
+/**
+ * The admin routes (for the router when an admin token is configured, and for the OpenAPI document always). Wrong
+ * tokens count in `throttle`, the app's one throttle (per instance, bounded in memory), shared with `/metrics`.
+ */
+export function adminRoutes(app: AppContext, throttle: AdminAuthThrottle = adminAuthThrottle(app.clock, app.logger)): Route[] {
   const token = app.adminToken;
-  // One throttle for every admin route of this app (per instance, bounded in memory).
-  const throttle = adminAuthThrottle(app.clock, app.logger);
   const trustProxy = app.config.trustProxy;
   return OPS.map((o) => {
     const label = `${o.method} ${ADMIN_BASE}${o.path}`;
@@ -380,13 +378,7 @@ export function adminRoutes(app: AppContext): Route[] {
       try {
         const given = bearerToken(request.headers.get("authorization"));
         // The token is compared first, in constant time: a correct one is admitted even from a throttled address.
-        if (token === null || given === null || !timingSafeEqual(given, token)) {
-          const address = clientAddressOf(request, client, trustProxy);
-          const wait = throttle.retryAfter(address);
-          if (wait > 0) throw tooManyFailures(wait);
-          throttle.failed(address);
-          throw INVALID_TOKEN;
-        }
+        if (token === null || given === null || !timingSafeEqual(given, token)) throw refuseWrongToken(throttle, clientAddressOf(request, client, trustProxy), "admin", INVALID_TOKEN);
         const query = o.query ? parseQuery(o.query, search) : undefined;
         const body = o.body ? await (o.bodyOptional === true ? readOptionalBody : readBody)(request, o.body) : undefined;
         const reply = await o.handle(app, params, body, app.clock.now(), request, query);

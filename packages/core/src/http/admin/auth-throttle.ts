@@ -1,15 +1,17 @@
 /**
- * Failed admin authentication, throttled per client address (issue 20, item 4). Once an address has presented a
- * missing or wrong admin token `limit` times within `windowMs`, its further requests with a wrong token are answered
- * 429 `auth.too_many_failures` (with `Retry-After`) until that window ends. A correct token is never refused: the
- * token is compared (in constant time) before the throttle is consulted, so an attacker sharing the operator's
- * address cannot lock the operator out.
+ * Failed operator authentication, throttled per client address: the admin API's token and the `/metrics` token
+ * count together, in one throttle per app, so guessing at one surface does not buy more guesses at the other. Once
+ * an address has presented a missing or wrong token `limit` times within `windowMs`, its further requests with a
+ * wrong token are answered 429 `auth.too_many_failures` (with `Retry-After`) until that window ends. A correct token
+ * is never refused: the token is compared (in constant time) before the throttle is consulted, so an attacker
+ * sharing the operator's address cannot lock the operator out.
  *
  * Per instance and in memory: the map of addresses is bounded (`capacity`, the least recently failing dropped first),
  * so a flood from many addresses costs a fixed amount of memory. IPv6 addresses are counted per /64 (one host
  * usually owns a whole /64); IPv4 per address; an unknown address is one bucket of its own.
  */
 import type { Clock } from "../../clock/clock.ts";
+import { ServiceError } from "../../errors/service-error.ts";
 import type { Logger } from "../../log/logger.ts";
 import { parseIp } from "../../net/cidr.ts";
 
@@ -29,12 +31,15 @@ export interface AdminAuthThrottleOptions {
   readonly capacity?: number;
 }
 
-/** Counts failed admin authentications per address. */
+/** Where a token is presented: the admin API or `/metrics`. */
+export type ThrottledSurface = "admin" | "metrics";
+
+/** Counts failed operator authentications (admin API and `/metrics`) per address. */
 export interface AdminAuthThrottle {
   /** Seconds until `address` may try a wrong token again, or 0 when it is not throttled. */
   retryAfter(address: string): number;
-  /** Records a failed authentication from `address`; logs (rate-limited) when it becomes throttled. */
-  failed(address: string): void;
+  /** Records a failed authentication from `address` at `surface` (logged); logs (rate-limited) when it becomes throttled. */
+  failed(address: string, surface?: ThrottledSurface): void;
   /** Addresses currently remembered (for tests). */
   readonly size: number;
 }
@@ -82,7 +87,7 @@ export function adminAuthThrottle(clock: Clock, logger: Logger, options: AdminAu
       if (e === undefined || e.count < limit) return 0;
       return Math.max(1, Math.ceil((e.start + windowMs - now) / 1000));
     },
-    failed(address) {
+    failed(address, surface = "admin") {
       const now = clock.now();
       const key = throttleKey(address);
       let e = live(key, now);
@@ -97,6 +102,7 @@ export function adminAuthThrottle(clock: Clock, logger: Logger, options: AdminAu
       // Never the token: only the address, how many failed, and for how long wrong tokens are refused.
       logger.warn("admin authentication throttled: too many failed attempts", {
         client_address: key,
+        surface,
         failures: limit,
         window_s: windowMs / 1000,
         retry_after_s: Math.ceil((e.start + windowMs - now) / 1000),
@@ -109,4 +115,25 @@ export function adminAuthThrottle(clock: Clock, logger: Logger, options: AdminAu
       return entries.size;
     },
   };
+}
+
+/** 429 `auth.too_many_failures`: wrong tokens from this address are refused for `seconds`. */
+export function tooManyFailures(seconds: number): ServiceError {
+  return new ServiceError(
+    429,
+    "auth.too_many_failures",
+    `Too many failed authentications (admin or metrics token) from this address: wrong tokens are refused for ${seconds} s (a correct token is still admitted).`,
+    { "retry-after": String(seconds) },
+  );
+}
+
+/**
+ * The refusal of a missing or wrong token from `address`: 429 once the address is throttled (not counted again),
+ * else `invalid` (the surface's own 401), counted. Call it only after the token was compared and found wrong.
+ */
+export function refuseWrongToken(throttle: AdminAuthThrottle, address: string, surface: ThrottledSurface, invalid: ServiceError): ServiceError {
+  const wait = throttle.retryAfter(address);
+  if (wait > 0) return tooManyFailures(wait);
+  throttle.failed(address, surface);
+  return invalid;
 }

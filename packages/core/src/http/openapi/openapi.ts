@@ -20,7 +20,7 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
   413: "Body too large: `request.too_large` (more than 1 MB).",
   415: "Unsupported media type: `request.unsupported_media_type` (send application/json).",
   422: "Validation failed: `validation.missing_parameter`, `validation.invalid_parameter`, `validation.out_of_range`, `validation.invalid_category`, `validation.invalid_metric`, `validation.metric_not_offered`, `validation.invalid_body`, `validation.invalid_url`.",
-  429: "Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin tokens from this address, a correct token is still admitted).",
+  429: "Rate limited: `rate_limit.exceeded` (data; the detail names the minute or day window); `auth.too_many_failures` (admin: too many wrong admin or metrics tokens from this address, a correct token is still admitted).",
   500: "Internal error: `internal` (no details are exposed).",
   501: "Not implemented: `not_implemented`.",
   503: "Storage unreachable: `service.unavailable` (fail closed; retry).",
