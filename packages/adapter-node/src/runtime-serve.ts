@@ -26,6 +26,8 @@ export interface RuntimeServeOptions {
   onClose?: () => Promise<void>;
   drainTimeout?: number;
   onError?: (error: unknown) => void;
+  /** node:http only: the longest time a request's headers and body may take to arrive (ms); Bun and Deno keep their servers' own idle timeouts (docs/runtimes.md). */
+  requestTimeout?: number;
 }
 
 /** A running server on any runtime. */

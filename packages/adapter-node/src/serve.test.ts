@@ -27,6 +27,18 @@ function get(url: string, agent?: Agent): Promise<IncomingMessage & { text: stri
 }
 
 describe("serve", () => {
+  it("bounds the time a request may take to arrive: 30 s for headers and body by default, or requestTimeout (issue 29)", async () => {
+    const byDefault = await serve({ port: 0, host: "127.0.0.1", fetch: () => new Response("hi") });
+    const short = await serve({ port: 0, host: "127.0.0.1", fetch: () => new Response("hi"), requestTimeout: 1500 });
+    try {
+      expect([byDefault.server.requestTimeout, byDefault.server.headersTimeout]).toEqual([30_000, 30_000]);
+      expect([short.server.requestTimeout, short.server.headersTimeout]).toEqual([1500, 1500]);
+    } finally {
+      await byDefault.close();
+      await short.close();
+    }
+  });
+
   it("listens on a random port when asked for 0 and reports where", async () => {
     const handle = await serve({ port: 0, host: "127.0.0.1", fetch: () => new Response("hi") });
     try {

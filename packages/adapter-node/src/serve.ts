@@ -31,7 +31,15 @@ export interface ServeOptions {
    * Defaults to 5 000 ms and 64 MiB.
    */
   linger?: LingerLimits;
+  /**
+   * The longest time a request's headers and body may take to arrive, in milliseconds, from its first byte; then
+   * it is answered 408 `request.timeout` (closed instead when an answer has begun). Defaults to 30 000.
+   */
+  requestTimeout?: number;
 }
+
+/** The default of `ServeOptions.requestTimeout` (ms). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** A running server. */
 export interface ServeHandle {
@@ -94,7 +102,14 @@ function onClientError(error: Error & { code?: string }, socket: Socket): void {
 export async function serve(options: ServeOptions): Promise<ServeHandle> {
   if (options.lightResponse !== false) installBridgeResponse();
   const state = { closing: false };
-  const server = createServer(bridge(options.fetch, { onError: options.onError, state, ...(options.linger ? { linger: options.linger } : {}) }));
+  const requestTimeout = options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  // One bound for headers and body (node's defaults: 60 s for headers, 300 s for the whole request). node checks
+  // the bound every `connectionsCheckingInterval` (30 s by default, which would let a 30 s bound run to 60 s): a
+  // quarter of the bound, at most a second, keeps the overrun small for a scan of the open connections.
+  const server = createServer(
+    { requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(requestTimeout / 4))) },
+    bridge(options.fetch, { onError: options.onError, state, ...(options.linger ? { linger: options.linger } : {}) }),
+  );
   server.on("clientError", onClientError);
   await listen(server, options.port ?? 3000, options.host);
   const address = server.address() as AddressInfo;

@@ -49,7 +49,9 @@ to start with exit 2); a warning is logged when it is reachable on a non-loopbac
 shutdown.drainDelaySeconds (env BENCHDATA_SHUTDOWN_DRAIN_DELAY_SECONDS; default 0, 10 behind a load
 balancer), then the requests already accepted are answered and the process exits 0.
 Every answer carries X-Request-Id. log.access (env BENCHDATA_LOG_ACCESS=true) writes one JSON line
-per request (request id, method, route template, status, duration, key prefix; no query, no secrets).`,
+per request (request id, method, route template, status, duration, key prefix; no query, no secrets).
+server.requestTimeoutSeconds (default 30) bounds the time a request's headers and body take to arrive:
+a slower one is answered 408 request.timeout and its connection closed (on Node).`,
   demo: `Usage: benchdata demo [--port N] [--host H] [--db URL]
 
 Starts the service (default --db sqlite:./benchdata-demo.db, port 8787), creates a demo account with a

@@ -121,6 +121,7 @@ export async function startService(options: {
     port: options.port,
     ...(options.host !== undefined ? { host: options.host } : {}),
     drainTimeout: Math.round(config.shutdown.drainTimeoutSeconds * 1000),
+    requestTimeout: Math.round(config.server.requestTimeoutSeconds * 1000),
     onError: (error) => logger.error("unhandled error in a request", { error: error instanceof Error ? error.message : String(error) }),
   });
 
@@ -128,7 +129,7 @@ export async function startService(options: {
   let admin: RuntimeServeHandle | undefined;
   if (options.adminListener !== undefined) {
     try {
-      admin = await serveOnRuntime({ fetch: app.adminFetch, port: options.adminListener.port, host: options.adminListener.host, drainTimeout: Math.round(config.shutdown.drainTimeoutSeconds * 1000), onError });
+      admin = await serveOnRuntime({ fetch: app.adminFetch, port: options.adminListener.port, host: options.adminListener.host, drainTimeout: Math.round(config.shutdown.drainTimeoutSeconds * 1000), requestTimeout: Math.round(config.server.requestTimeoutSeconds * 1000), onError });
     } catch (error) {
       await handle.close();
       await storage.close();

@@ -92,6 +92,13 @@ export const ConfigFileSchema = v.strictObject({
       usageDays: v.optional(days(RETENTION_BOUNDS.usageDays, "the console's daily usage chart shows up to 90 days, the billing period up to 31")),
     }),
   ),
+  server: v.optional(
+    v.strictObject({
+      // Long enough for a slow mobile upload of the largest body (1 MB), short enough that a trickling client
+      // cannot hold a connection for long; never off.
+      requestTimeoutSeconds: v.optional(v.pipe(v.number(), v.minValue(0.1, "must be at least 0.1 (the timeout cannot be turned off)"), v.maxValue(3600, "must be at most 3600"))),
+    }),
+  ),
 });
 
 /** A config file's content, as parsed. */

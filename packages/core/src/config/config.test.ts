@@ -67,6 +67,18 @@ describe("config", () => {
     expect(!unknown.ok && unknown.errors.join("\n")).toContain("retention.attemptsDays");
   });
 
+  it("server.requestTimeoutSeconds: 30 by default; a number from 0.1 to 3600, never off (issue 29)", () => {
+    expect(DEFAULT_CONFIG.server).toEqual({ requestTimeoutSeconds: 30 });
+    const r = resolveConfig({ server: { requestTimeoutSeconds: 2.5 } });
+    expect(r.ok && r.config.server).toEqual({ requestTimeoutSeconds: 2.5 });
+    for (const bad of [0, -1, 3601, "30", null]) {
+      const refused = resolveConfig({ server: { requestTimeoutSeconds: bad } });
+      expect(!refused.ok && refused.errors.join("\n"), String(bad)).toContain("server.requestTimeoutSeconds");
+    }
+    const unknown = resolveConfig({ server: { idleTimeoutSeconds: 5 } });
+    expect(!unknown.ok && unknown.errors.join("\n")).toContain("server.idleTimeoutSeconds");
+  });
+
   it("account overrides win over the tier's limits", () => {
     expect(effectiveLimits(defineConfig({ tiers: { enterprise: { perMinute: 7 } } }), "enterprise", { perDay: 9 })).toMatchObject({ perMinute: 7, perDay: 9 });
   });

@@ -47,6 +47,8 @@ export interface ServiceConfig {
   readonly log: { readonly access: boolean };
   /** How long the pruning worker keeps what is no longer needed, in days (docs/operations.md, "Retention and pruning"). */
   readonly retention: RetentionConfig;
+  /** The HTTP server: a request's headers and body must arrive within `requestTimeoutSeconds` of its start (else 408 `request.timeout`). */
+  readonly server: { readonly requestTimeoutSeconds: number };
 }
 
 /** How many days each kind of history is kept before the pruning worker deletes it. */
@@ -101,6 +103,7 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   shutdown: { drainDelaySeconds: 0, drainTimeoutSeconds: 30 },
   log: { access: false },
   retention: { deliveriesDays: 30, eventsDays: 30, sessionsDays: 7, dayCountersDays: 2, usageDays: 400 },
+  server: { requestTimeoutSeconds: 30 },
 };
 
 /** Deep-merges `over` onto `base` (arrays and scalars replace). */

@@ -343,6 +343,21 @@ describe("hostile bodies", () => {
     }
   });
 
+  it("a body that stops arriving (the client went away, or the server's request timeout ended it) → 408 request.timeout, logged as nothing internal (issue 29)", async () => {
+    const errors: unknown[] = [];
+    const k = kit({ logger: { info: () => {}, warn: () => {}, error: (...a: unknown[]) => void errors.push(a) } });
+    const { session } = await k.account();
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('{"name":'));
+        c.error(new Error("aborted"));
+      },
+    });
+    const r = await k.call(new Request(`${LIVE_HOST}/api/v1/console/keys`, { method: "POST", headers: { authorization: `Bearer ${session}`, "content-type": "application/json" }, body: stream, duplex: "half" } as RequestInit));
+    expect(r.body).toEqual({ detail: expect.stringContaining("did not arrive"), code: "request.timeout", status: 408 });
+    expect(errors).toEqual([]);
+  });
+
   it("authentication comes before body checks", async () => {
     const k = kit();
     const r = await k.call(new Request(`${LIVE_HOST}/api/v1/console/keys`, { method: "POST", headers: { "content-type": "text/plain" }, body: "x" }));

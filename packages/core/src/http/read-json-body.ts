@@ -12,6 +12,9 @@ export const MAX_BODY_BYTES = 1_048_576;
 const TOO_LARGE = new ServiceError(413, "request.too_large", `Request body too large: at most ${MAX_BODY_BYTES} bytes.`);
 const UNSUPPORTED = new ServiceError(415, "request.unsupported_media_type", "Content-Type must be application/json.");
 const decoder = new TextDecoder("utf-8", { fatal: true });
+// The body stream failed before its end: the client went away, or the server's request timeout ended the request
+// (node:http has then answered 408 on the connection itself). The client's doing, so not an internal error.
+const NOT_RECEIVED = new ServiceError(408, "request.timeout", "The request body did not arrive in full: the client stopped sending it, or took too long.");
 
 function invalidJson(why: string): ServiceError {
   return new ServiceError(400, "request.invalid_json", `Request body is not valid JSON: ${why}.`);
@@ -35,7 +38,13 @@ async function readBytes(request: Request, maxBytes: number): Promise<Uint8Array
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      throw NOT_RECEIVED;
+    }
+    const { done, value } = chunk;
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
@@ -56,7 +65,7 @@ async function readBytes(request: Request, maxBytes: number): Promise<Uint8Array
   return out;
 }
 
-/** Reads and parses a JSON body (415, 413, 400 as described above). */
+/** Reads and parses a JSON body (415, 413, 400 as described above; 408 when the body stops arriving). */
 export async function readJson(request: Request, maxBytes: number = MAX_BODY_BYTES): Promise<unknown> {
   if (!isJsonContentType(request.headers.get("content-type"))) throw UNSUPPORTED;
   const bytes = await readBytes(request, maxBytes);
