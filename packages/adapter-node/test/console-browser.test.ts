@@ -25,6 +25,14 @@ const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.CI_REQUIRE_BROWSER === "1") throw new Error(`${CHROMIUM} is missing (apt-get install -y chromium)`);
 if (!haveChromium) console.warn(`[console-browser] SKIPPED: no ${CHROMIUM} (apt-get install -y chromium); .ci/run installs it`);
 
+/** Debian's chromium, headless, reaching nothing outside (TOOLCHAIN.md's flags). */
+function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
+
 /**
  * Runs a command the quick start printed, as a user pasting it into a shell would, and reads the status it got
  * (and the error code, if any). The command is curl's, so the status is added with `-w`.
@@ -92,10 +100,7 @@ describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
     const acc = await admin("POST", "/accounts", { name: "Console Co", tier: "growth" });
     expect(acc.status).toBe(201);
     accountId = acc.json.account_id;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
     page = await context.newPage();
     page.on("console", (m) => {
@@ -385,10 +390,7 @@ describe.skipIf(!haveChromium)("the console's quick start under a fixed target, 
   const errors: string[] = [];
   const dir = mkdtempSync(join(tmpdir(), "benchdata-quick-start-"));
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -416,9 +418,9 @@ describe.skipIf(!haveChromium)("the console's quick start under a fixed target, 
           if (m.type() === "error") errors.push(m.text());
         });
         p.on("pageerror", (e) => errors.push(String(e)));
-        const admin = (method: string, path: string) => http(`${server.url}/api/v1/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` }, ...(method === "POST" && path === "/accounts" ? { body: { name: `Target ${target}`, tier: "growth" } } : {}) });
-        const acc = await admin("POST", "/accounts");
-        const link = await admin("POST", `/accounts/${acc.json.account_id}/sign-in-links`);
+        const admin = (path: string, body?: unknown) => http(`${server.url}/api/v1/admin${path}`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, ...(body !== undefined ? { body } : {}) });
+        const acc = await admin("/accounts", { name: `Target ${target}`, tier: "growth" });
+        const link = await admin(`/accounts/${acc.json.account_id}/sign-in-links`);
         await p.goto(server.url + link.json.sign_in_path);
         await expect.poll(() => p.locator("#who").textContent()).toContain(`Target ${target}`);
         // Before a key exists, the placeholder names the key kind this server accepts.
