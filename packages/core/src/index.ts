@@ -127,4 +127,7 @@ export { simulatedProcessor, simulatedRef } from "./billing/simulated-processor.
 export type { BillingWorker, BillingWorkerOptions } from "./billing/billing-worker.ts";
 export { BILLING_LEASE_MARGIN_MS, createBillingWorker, paymentRequestOf } from "./billing/billing-worker.ts";
 export { pendingInvoice } from "./billing/pending-invoice.ts";
+
+export { PRUNE_ORDER, retentionCutoffs } from "./retention/retention-cutoffs.ts";
+
 export { quotaAdmission } from "./billing/quota-admission.ts";

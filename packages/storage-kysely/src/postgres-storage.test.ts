@@ -9,6 +9,9 @@ import type { OpenedStorage } from "./open-storage.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres/postgres-schema.ts";
 import { arrayLiteral, HEAD_OF_PENDING_WEBHOOK, PENDING_WEBHOOKS } from "./postgres/postgres-storage.ts";
 import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
+import { postgresPruneBatch } from "./postgres/postgres-prune.ts";
+import { PRUNE_SPECS } from "./prune-spec.ts";
+import { PRUNE_ORDER } from "@benchdata/core";
 import { startTcpProxy } from "./test-support/tcp-proxy.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
 
@@ -531,6 +534,54 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
       await compiler.destroy();
     });
   });
+
+  it("retention: a batch of pruning locks its table's oldest rows by an index range and deletes them by tuple id, reading at most `limit` rows of any table (EXPLAIN ANALYZE)", async () => {
+    await withDatabase(async (_up, c) => {
+      // 20,000 rows in every table pruning reads, statistics gathered: the plans a busy database gets.
+      const T = Date.UTC(2026, 0, 1);
+      await c.query(`INSERT INTO events (id, type, account_id, created_at, body) SELECT 'evt_' || lpad(i::text, 8, '0'), 'quota.warning', 'acc_' || (i % 50), ${T} + i * 1000, '{}' FROM generate_series(1, 20000) i`);
+      await c.query(`INSERT INTO deliveries (id, event_id, webhook_id, account_id, status, attempts, created_at)
+                     SELECT 'dlv_' || lpad(i::text, 8, '0'), 'evt_' || lpad(i::text, 8, '0'), 'wh_' || (i % 50), 'acc_' || (i % 50), CASE WHEN i % 10 = 0 THEN 'pending' ELSE 'succeeded' END, 1, ${T} + i * 1000
+                     FROM generate_series(1, 20000) i`);
+      await c.query(`INSERT INTO delivery_attempts (delivery_id, attempt, at, status_code, latency_ms, error, response_body) SELECT id, 1, created_at, 200, 1, NULL, 'ok' FROM deliveries`);
+      await c.query(`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) SELECT 'h' || i, 'acc_1', ${T}, ${T} + i * 1000 FROM generate_series(1, 20000) i`);
+      await c.query(`INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at) SELECT 'l' || i, 'acc_1', ${T}, ${T} + i * 1000 FROM generate_series(1, 20000) i`);
+      await c.query(`INSERT INTO day_counters (account_id, day, count) SELECT 'acc_' || i, 20000 + i % 400, 5 FROM generate_series(1, 20000) i`);
+      await c.query(`INSERT INTO usage_days (account_id, day, count) SELECT 'acc_' || (i % 50), 20000 + i / 50, 5 FROM generate_series(1, 20000) i`);
+      await c.query("ANALYZE");
+      const compiler = new Kysely<unknown>({
+        dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() },
+      });
+      const limit = 500;
+      for (const target of PRUNE_ORDER) {
+        const days = PRUNE_SPECS[target].key === "day";
+        for (const after of [null, days ? { key: 20_100, id: "x" } : { key: T + 5_000_000, id: "x" }]) {
+          const query = postgresPruneBatch({ target, before: days ? 20_300 : T + 15_000_000, limit, after }).compile(compiler);
+          // Analysed for real (the deletions run), then rolled back.
+          await c.query("BEGIN");
+          const plan = (await c.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${query.sql}`, [...query.parameters])).rows[0]["QUERY PLAN"][0].Plan;
+          await c.query("ROLLBACK");
+          const reads: { relation: string; node: string; index: string | undefined; rows: number }[] = [];
+          const walk = (n: Record<string, unknown>): void => {
+            if (n["Relation Name"] !== undefined && n["Node Type"] !== "ModifyTable") {
+              reads.push({ relation: String(n["Relation Name"]), node: String(n["Node Type"]), index: n["Index Name"] as string | undefined, rows: (Number(n["Actual Rows"]) + Number(n["Rows Removed by Filter"] ?? 0)) * Number(n["Actual Loops"]) });
+            }
+            for (const child of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+          };
+          walk(plan);
+          const label = `${target} after ${after === null ? "nothing" : "a cursor"}: ${JSON.stringify(reads)}`;
+          expect(reads.find((r) => r.index === PRUNE_SPECS[target].index), label).toMatchObject({ relation: PRUNE_SPECS[target].table, rows: limit });
+          for (const r of reads) {
+            expect(r.node, label).toMatch(/^(Index (Only )?Scan|Tid Scan)$/);
+            expect(r.rows, label).toBeLessThanOrEqual(limit);
+          }
+          if (target === "deliveries") expect(reads.map((r) => r.index ?? r.node)).toEqual(expect.arrayContaining(["delivery_attempts_by_delivery", "Tid Scan"]));
+          if (target === "events") expect(reads.map((r) => r.index)).toContain("deliveries_by_event");
+        }
+      }
+      await compiler.destroy();
+    });
+  }, 60_000);
 
   it("an account updated behind storage's back (an older server, psql) still moves its version", async () => {
     const t = await createTestDatabase();

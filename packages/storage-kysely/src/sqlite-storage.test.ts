@@ -8,6 +8,9 @@ import type { OpenedStorage } from "./open-storage.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite/sqlite-schema.ts";
 import { SQLITE_CLAIM_HEADS } from "./sqlite/sqlite-storage.ts";
+import { SQLITE_PRUNE_STATEMENTS, sqlitePruneBatch } from "./sqlite/sqlite-prune.ts";
+import { PRUNE_SPECS } from "./prune-spec.ts";
+import { PRUNE_ORDER } from "@benchdata/core";
 import { encodeLog } from "./sqlite/stamp-log.ts";
 import { openSqlite } from "./sqlite/driver.ts";
 
@@ -97,6 +100,45 @@ describe("sqlite specifics", () => {
     expect(deliveryAccesses.length).toBeGreaterThanOrEqual(3);
     for (const d of deliveryAccesses) expect(d).toMatch(/USING (COVERING )?INDEX deliveries_pending_by_webhook|USING INTEGER PRIMARY KEY/);
     expect(plan.filter((d) => d.includes("deliveries_due"))).toEqual([]);
+  });
+
+  it("retention: a batch of pruning reads its table's oldest rows by an index range and deletes each by key, never scanning or sorting a table (EXPLAIN QUERY PLAN)", async () => {
+    const path = file();
+    const s = await openStorage(`sqlite:${path}`, { clock: "app" });
+    await s.migrate();
+    await s.close();
+    // 5,000 rows in every table pruning reads, statistics gathered: the plans a busy database gets.
+    const raw = await openSqlite(path);
+    const T = Date.UTC(2026, 0, 1);
+    raw.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+      INSERT INTO events (id, type, account_id, created_at, body) SELECT printf('evt_%08d', i), 'quota.warning', 'acc_' || (i % 50), ${T} + i * 1000, '{}' FROM n;
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+      INSERT INTO deliveries (id, event_id, webhook_id, account_id, status, attempts, created_at)
+        SELECT printf('dlv_%08d', i), printf('evt_%08d', i), 'wh_' || (i % 50), 'acc_' || (i % 50), CASE WHEN i % 10 = 0 THEN 'pending' ELSE 'succeeded' END, 1, ${T} + i * 1000 FROM n;
+      INSERT INTO delivery_attempts (delivery_id, attempt, at, status_code, latency_ms, error, response_body) SELECT id, 1, created_at, 200, 1, NULL, 'ok' FROM deliveries;
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+      INSERT INTO sessions (token_hash, account_id, created_at, expires_at) SELECT 'h' || i, 'acc_1', ${T}, ${T} + i * 1000 FROM n;
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+      INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at) SELECT 'l' || i, 'acc_1', ${T}, ${T} + i * 1000 FROM n;
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+      INSERT INTO day_counters (account_id, day, count) SELECT 'acc_' || i, 20000 + i % 400, 5 FROM n;
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+      INSERT INTO usage_days (account_id, day, count) SELECT 'acc_' || (i % 50), 20000 + i / 50, 5 FROM n;
+      ANALYZE;`);
+    const planOf = (text: string, params: unknown): string[] => (raw.prepare(`EXPLAIN QUERY PLAN ${text}`).all(params as never) as { detail: string }[]).map((r) => r.detail);
+    for (const target of PRUNE_ORDER) {
+      const { index } = PRUNE_SPECS[target];
+      const plan = planOf(sqlitePruneBatch(target), { before: T + 4_000_000, k: T, i: "x", limit: 500 });
+      expect(plan[0], target).toMatch(new RegExp(`^SEARCH t USING (COVERING )?INDEX ${index} \\(\\(.*\\)>\\(\\?,\\?\\) AND .*<\\?\\)$`));
+      expect(plan.filter((d) => d.startsWith("SCAN") || d.includes("TEMP B-TREE")), target).toEqual([]);
+      if (target === "events") expect(plan).toContain("SEARCH d USING COVERING INDEX deliveries_by_event (event_id=?)");
+    }
+    for (const [name, text] of Object.entries(SQLITE_PRUNE_STATEMENTS)) {
+      const plan = planOf(text, text.includes("INSERT") ? ["acc_1", 1, 1] : text.includes("AND day") ? ["acc_1", 1] : ["x"]);
+      expect(plan.filter((d) => d.startsWith("SCAN")), name).toEqual([]);
+      if (!text.startsWith("INSERT")) expect(plan.join(" | "), name).toMatch(/^SEARCH \w+ USING (COVERING )?(INDEX \w+|PRIMARY KEY) \(/);
+    }
+    raw.close();
   });
 
   it("fail closed: a database locked beyond busy_timeout rejects with service.unavailable", async () => {

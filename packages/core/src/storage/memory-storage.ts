@@ -53,12 +53,14 @@ import type {
   PreparedCell,
   RecordPage,
   RecordPosition,
+  PrunedTable,
   SnapshotRecord,
   Storage,
   UsageSnapshot,
   WebhookRecord,
   WindowInfo,
 } from "./types.ts";
+import { oldestBatch } from "./oldest-batch.ts";
 
 interface StoredEvent {
   readonly draft: EventDraft;
@@ -1036,6 +1038,60 @@ export function createMemoryStorage(): Storage {
     },
     async accountSnapshots(accountId, page) {
       return pageOf([...snapshots.values()].filter((r) => r.accountId === accountId), page);
+    },
+
+    async prune(input) {
+      const deleted: Partial<Record<PrunedTable, number>> = {};
+      switch (input.target) {
+        case "deliveries": {
+          const finished = [...deliveries.values()].filter((d) => d.status !== "pending");
+          const { rows, next } = oldestBatch(finished, (d) => d.createdAt, (d) => d.id, input);
+          for (const d of rows) deliveries.delete(d.id);
+          deleted.deliveries = rows.length;
+          deleted.delivery_attempts = rows.reduce((n, d) => n + d.attemptLog.length, 0);
+          return { deleted, next };
+        }
+        case "events": {
+          const { rows, next } = oldestBatch(events.entries(), ([, e]) => e.createdAt, ([id]) => id, input);
+          const referenced = new Set<string>();
+          for (const d of deliveries.values()) referenced.add(d.eventId);
+          deleted.events = rows.filter(([id]) => !referenced.has(id) && events.delete(id)).length;
+          return { deleted, next };
+        }
+        case "sessions":
+        case "sign_in_links": {
+          const map = input.target === "sessions" ? sessions : signInLinks;
+          const { rows, next } = oldestBatch(map.entries(), ([, v]) => v.expiresAt, ([hash]) => hash, input);
+          for (const [hash] of rows) map.delete(hash);
+          deleted[input.target] = rows.length;
+          return { deleted, next };
+        }
+        case "day_counters": {
+          const { rows, next } = oldestBatch(days.entries(), ([, d]) => d.day, ([counterId]) => counterId, input);
+          for (const [counterId, d] of rows) {
+            // The day's count moves to the history, which dailyUsage reads for past days.
+            if (d.count > 0) {
+              let past = pastDays.get(counterId);
+              if (!past) pastDays.set(counterId, (past = new Map()));
+              past.set(d.day, d.count);
+            }
+            days.delete(counterId);
+          }
+          deleted.day_counters = rows.length;
+          return { deleted, next };
+        }
+        case "usage_days": {
+          const history = [...pastDays].flatMap(([counterId, byDay]) => [...byDay.keys()].map((day) => ({ counterId, day })));
+          const { rows, next } = oldestBatch(history, (h) => h.day, (h) => h.counterId, input);
+          for (const h of rows) {
+            const byDay = pastDays.get(h.counterId);
+            byDay?.delete(h.day);
+            if (byDay?.size === 0) pastDays.delete(h.counterId);
+          }
+          deleted.usage_days = rows.length;
+          return { deleted, next };
+        }
+      }
     },
 
     benchmarks,

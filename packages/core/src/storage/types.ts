@@ -423,6 +423,39 @@ export interface StorageGauges {
   readonly poolWaiting?: number;
 }
 
+/** What one call of `Storage.prune` deletes from (a delivery's attempts go with it). */
+export type PruneTarget = "deliveries" | "events" | "sessions" | "sign_in_links" | "day_counters" | "usage_days";
+
+/** The tables pruning deletes rows from. */
+export type PrunedTable = PruneTarget | "delivery_attempts";
+
+/** The last row a batch of pruning examined, in its target's order: the next batch starts after it. */
+export interface PruneCursor {
+  /** The row's time (Unix ms) or UTC day, as the target orders by. */
+  readonly key: number;
+  /** The row's id, which breaks ties of `key` (compared as text, code unit by code unit). */
+  readonly id: string;
+}
+
+/** One batch of pruning (see `Storage.prune`). */
+export interface PruneInput {
+  readonly target: PruneTarget;
+  /** Rows whose time (Unix ms) or, for `day_counters` and `usage_days`, UTC day is below this may go. */
+  readonly before: number;
+  /** The most rows of `target` the batch may examine. */
+  readonly limit: number;
+  /** Where the previous batch of the same run stopped (its `next`); absent or null: from the oldest. */
+  readonly after?: PruneCursor | null;
+}
+
+/** What a batch of pruning deleted, and where the next one starts. */
+export interface PruneResult {
+  /** Rows deleted, by table (tables without deletions may be left out). */
+  readonly deleted: Readonly<Partial<Record<PrunedTable, number>>>;
+  /** The last row examined when the batch examined `limit` rows (there may be more: pass it as `after`); otherwise null. */
+  readonly next: PruneCursor | null;
+}
+
 /** The storage contract. */
 export interface Storage {
   /** Creates or upgrades the schema; safe when several instances run it at once. */
@@ -673,6 +706,26 @@ export interface Storage {
   accountEvents(accountId: string, page: RecordPage): Promise<EventRecord[]>;
   /** One page of the account's merchant snapshots, both environments. */
   accountSnapshots(accountId: string, page: RecordPage): Promise<SnapshotRecord[]>;
+
+  // Retention.
+  /**
+   * Deletes one batch of what retention no longer keeps, in ONE short transaction (one statement on PostgreSQL):
+   * it MUST examine at most `limit` rows of `target`, the oldest after `after` in the target's order, by an index
+   * range (never a scan of the table), so no batch holds SQLite's write lock or PostgreSQL's row locks for long.
+   * Of those rows it deletes
+   * - `deliveries` (order: `createdAt`, `id`): the succeeded and dead ones whose event was written before `before`,
+   *   with their attempts (`delivery_attempts`). A pending delivery MUST never be deleted, whatever its age;
+   * - `events` (`createdAt`, `id`): those written before `before` that no delivery refers to, checked in the same
+   *   transaction (a delivery's event MUST outlive it: claims and listings read it);
+   * - `sessions`, `sign_in_links` (`expiresAt`, token hash): those that expired before `before`;
+   * - `day_counters` (`day`, counter id: `dayCounterId`): the counters of UTC days before `before`. A count above 0
+   *   MUST first be kept in the usage history, so `dailyUsage` reports that day as before;
+   * - `usage_days` (`day`, counter id): the usage history of UTC days before `before`.
+   * Nothing else is ever pruned: invoices, quota rows, accounts, keys, webhooks and snapshots stay. Safe from
+   * several processes at once: each row is deleted once and counted by the call that deleted it (a row another
+   * process holds locked may be skipped, for a later run).
+   */
+  prune(input: PruneInput): Promise<PruneResult>;
 
   // Benchmark data (live).
   /** The imported live data, prepared per cell. */

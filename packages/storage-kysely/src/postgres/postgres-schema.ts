@@ -5,6 +5,7 @@
  * in one statement (see its comments).
  */
 import type { Migration } from "../migration.ts";
+import { RETENTION_INDEXES } from "../prune-spec.ts";
 
 const TABLES = `
 CREATE TABLE accounts (
@@ -1178,4 +1179,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 20, name: "each environment counts its own day: test keys' day rows", sql: TEST_DAY_COUNTERS + FUNCTIONS },
   { version: 21, name: "cells keep their businesses, so sample_size of several metrics counts distinct businesses", sql: CELL_BUSINESSES },
   { version: 22, name: "accounts an operator can find, export and erase: tombstones, and the indexes that read an account's records", sql: ACCOUNT_TOMBSTONES },
+  { version: 23, name: "retention: the pruning worker reads each table's oldest rows by an index range", sql: RETENTION_INDEXES },
 ];

@@ -60,6 +60,7 @@ import type { Row } from "../rows.ts";
 import { accountFromRow, deliveryFromRow, invoiceFromRow, json, keyFromRow, lookupAccountFromRow, num, numOrNull, pageStart, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres-schema.ts";
 import { verifiedKeys } from "./verified-keys.ts";
+import { postgresPruneBatch, pruneResultOf } from "./postgres-prune.ts";
 
 /** Options of the PostgreSQL storage. */
 export interface PostgresStorageOptions {
@@ -1198,6 +1199,10 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         sql`SELECT * FROM merchant_snapshots WHERE account_id = ${accountId} AND (created_at, id) > (${at}::bigint, ${id}::text) ORDER BY created_at, id LIMIT ${page.limit}::integer`,
       );
       return rows.map(snapshotFromRow);
+    },
+
+    async prune(input) {
+      return pruneResultOf(input, (await one(db, postgresPruneBatch(input)))!);
     },
 
     benchmarks,

@@ -3,6 +3,7 @@
  * arrays of numbers (a key's admission log, a cell's sorted values) float64 little-endian BLOBs.
  */
 import type { Migration } from "../migration.ts";
+import { RETENTION_INDEXES } from "../prune-spec.ts";
 
 /** The SQLite migrations, oldest first. */
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
@@ -343,5 +344,10 @@ CREATE INDEX deliveries_by_account ON deliveries (account_id, created_at, id);
 CREATE INDEX events_by_account ON events (account_id, created_at, id);
 CREATE INDEX merchant_snapshots_by_account ON merchant_snapshots (account_id, created_at, id);
 `,
+  },
+  {
+    version: 23,
+    name: "retention: the pruning worker reads each table's oldest rows by an index range",
+    sql: RETENTION_INDEXES,
   },
 ];

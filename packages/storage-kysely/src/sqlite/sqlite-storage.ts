@@ -84,6 +84,7 @@ import type { DatabaseMark, DayCount } from "./admission-memo.ts";
 import { admissionMemo } from "./admission-memo.ts";
 import type { ChunkRows } from "./window-chunks.ts";
 import { ChunkedWindow, WINDOW_CHUNK_SIZE } from "./window-chunks.ts";
+import { sqlitePrune } from "./sqlite-prune.ts";
 
 /** Options of the SQLite storage. */
 export interface SqliteStorageOptions {
@@ -831,6 +832,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return q("DELETE FROM merchant_snapshots WHERE id IN (SELECT id FROM merchant_snapshots WHERE account_id = ? LIMIT ?)").run(accountId, limit).changes;
   });
 
+  const pruneTx = sqlitePrune(q, immediate);
+
   const storage: SqlStorage = {
     kind: "sqlite",
     async migrate() {
@@ -1097,6 +1100,10 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     async accountSnapshots(accountId, page) {
       const rows = q("SELECT * FROM merchant_snapshots WHERE account_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?").all(accountId, ...pageStart(page), page.limit) as Row[];
       return rows.map(snapshotFromRow);
+    },
+
+    async prune(input) {
+      return pruneTx(input);
     },
 
     benchmarks,
