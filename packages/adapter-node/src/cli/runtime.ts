@@ -1,6 +1,6 @@
 /**
- * Wires a running benchdata: storage from a URL, the HTTP app, the webhook delivery and billing workers,
- * and the runtime's own HTTP server (node:http, Bun.serve or Deno.serve), with one shutdown path (drain
+ * Wires a running benchdata: storage from a URL, the HTTP app, the webhook delivery, billing and pruning
+ * workers, and the runtime's own HTTP server (node:http, Bun.serve or Deno.serve), with one shutdown path (drain
  * requests, stop workers, close storage).
  */
 import type { Clock, Logger, SecretBox, ServiceConfig, Storage } from "@benchdata/core";
@@ -9,6 +9,7 @@ import {
   createDeliveryWorker,
   createMemoryStorage,
   createMetricsRegistry,
+  createPruneWorker,
   cryptoRandom,
   makeWebhookUrlChecker,
   resealWebhookSecrets,
@@ -92,10 +93,11 @@ export async function startService(options: {
   const random = cryptoRandom;
   const resolve = nodeResolve;
   const transport = nodeTransport();
-  // One registry for the app and both workers: GET /metrics shows them all.
+  // One registry for the app and the workers: GET /metrics shows them all.
   const metrics = createMetricsRegistry();
   const deliveries = createDeliveryWorker({ storage, clock, random, transport, resolve, config, logger, secretBox, metrics });
   const billing = createBillingWorker({ storage, clock, random, processor: processorFor(config), config, logger, metrics, onEvents: () => deliveries.nudge() });
+  const pruning = createPruneWorker({ storage, clock, config, logger, metrics });
   const app = createApp({
     storage,
     clock,
@@ -140,6 +142,7 @@ export async function startService(options: {
   if (workers) {
     deliveries.start();
     billing.start();
+    pruning.start();
   }
   const delayMs = Math.round(config.shutdown.drainDelaySeconds * 1000);
   let stopping: Promise<void> | undefined;
@@ -156,7 +159,7 @@ export async function startService(options: {
     }
     logger.info("drain: no longer accepting connections; answering the requests already accepted", { drain_timeout_seconds: config.shutdown.drainTimeoutSeconds });
     // The workers stop claiming now and finish what they hold while the last requests are answered.
-    const workersStopped = workers ? Promise.all([deliveries.stop(), billing.stop()]) : Promise.resolve();
+    const workersStopped = workers ? Promise.all([deliveries.stop(), billing.stop(), pruning.stop()]) : Promise.resolve();
     await Promise.all([handle.close(), admin?.close()]);
     await workersStopped;
     logger.info("drain: requests answered, workers stopped; closing storage");

@@ -2,6 +2,7 @@
  * benchdata's metrics, registered once per registry: the HTTP app, the delivery worker and the billing worker
  * given one registry share these families. Children with fixed labels are resolved here, once.
  */
+import type { PrunedTable } from "../storage/types.ts";
 import type { CounterChild, Family, GaugeChild, HistogramChild, MetricsRegistry } from "./metrics-registry.ts";
 
 /** Request duration buckets (seconds): a data request takes about a millisecond; storage waits are longer. */
@@ -17,6 +18,12 @@ export type UnavailableCause = "storage" | "key_churn" | "not_ready";
 export type DeliveryOutcome = "succeeded" | "retrying" | "dead" | "lease_lost";
 /** What became of one charge attempt. */
 export type ChargeOutcomeLabel = "paid" | "failed" | "unknown" | "lease_lost";
+
+/** How a run of the pruning worker ended. */
+export type PruneRunOutcome = "succeeded" | "failed";
+
+/** The tables the pruning worker deletes from, as `benchdata_retention_pruned_rows_total` labels them. */
+const PRUNED_TABLES: readonly PrunedTable[] = ["deliveries", "delivery_attempts", "events", "sessions", "sign_in_links", "day_counters", "usage_days"];
 
 /** The status classes `requests_total` is labelled with, indexed by `status / 100`. */
 const STATUS_CLASSES = ["1xx", "1xx", "2xx", "3xx", "4xx", "5xx"] as const;
@@ -47,6 +54,14 @@ export interface ServiceMetrics {
   /** 1 while storage's gauges were read at the last scrape, 0 when that failed. */
   readonly storageUp: GaugeChild;
   readonly draining: GaugeChild;
+  /** Rows the pruning worker deleted, by table. */
+  readonly pruned: Readonly<Record<PrunedTable, CounterChild>>;
+  /** Pruning runs, by outcome. */
+  readonly pruneRuns: Readonly<Record<PruneRunOutcome, CounterChild>>;
+  /** When the last pruning run that succeeded ended (Unix seconds). */
+  readonly pruneLastSuccess: GaugeChild;
+  /** How long the last pruning run took (seconds). */
+  readonly pruneDuration: GaugeChild;
 }
 
 const byRegistry = new WeakMap<MetricsRegistry, ServiceMetrics>();
@@ -75,6 +90,10 @@ export function serviceMetrics(registry: MetricsRegistry): ServiceMetrics {
   const poolWaiting = registry.gauge("benchdata_storage_pool_waiting", "Callers waiting for a storage pool connection, read at scrape (PostgreSQL).");
   const storageUp = registry.gauge("benchdata_storage_up", "1 when storage answered the scrape's gauge query, else 0.");
   const draining = registry.gauge("benchdata_draining", "1 once the server is draining (shutting down).");
+  const pruned = registry.counter("benchdata_retention_pruned_rows_total", "Rows the pruning worker deleted, by table.", ["table"]);
+  const pruneRuns = registry.counter("benchdata_retention_runs_total", "Pruning runs, by outcome (failed: storage failed; the next run continues).", ["outcome"]);
+  const pruneLastSuccess = registry.gauge("benchdata_retention_last_success_timestamp_seconds", "When the last pruning run that succeeded ended (Unix time).");
+  const pruneDuration = registry.gauge("benchdata_retention_last_run_duration_seconds", "How long the last pruning run took.");
   const causes = new Map<string, CounterChild>();
 
   const metrics: ServiceMetrics = {
@@ -113,6 +132,10 @@ export function serviceMetrics(registry: MetricsRegistry): ServiceMetrics {
     },
     storageUp: storageUp.labels(),
     draining: draining.labels(),
+    pruned: children(pruned, PRUNED_TABLES),
+    pruneRuns: children(pruneRuns, ["succeeded", "failed"]),
+    pruneLastSuccess: pruneLastSuccess.labels(),
+    pruneDuration: pruneDuration.labels(),
   };
   byRegistry.set(registry, metrics);
   return metrics;

@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import { manualClock } from "../clock/clock.ts";
+import { defineConfig } from "../config/config.ts";
+import type { LogFields, Logger } from "../log/logger.ts";
+import { createMetricsRegistry } from "../metrics/metrics-registry.ts";
+import { createMemoryStorage } from "../storage/memory-storage.ts";
+import type { PruneInput, Storage } from "../storage/types.ts";
+import { createPruneWorker } from "./prune-worker.ts";
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 10, 27, 12);
+
+type Line = { level: string; msg: string; fields: LogFields };
+function recorder(): { logger: Logger; lines: Line[] } {
+  const lines: Line[] = [];
+  const at = (level: string) => (msg: string, fields: LogFields = {}) => void lines.push({ level, msg, fields });
+  return { lines, logger: { info: at("info"), warn: at("warn"), error: at("error") } };
+}
+
+/** A memory store with `n` sessions that expired `daysAgo` days before T0, recording every prune call. */
+async function storeWithExpiredSessions(n: number, daysAgo: number): Promise<{ storage: Storage; calls: PruneInput[] }> {
+  const inner = createMemoryStorage();
+  await inner.createAccount({ id: "acc_p", name: "P", tier: "growth", createdAt: T0 - 100 * DAY, limits: {}, allowedCidrs: [], billing: {} });
+  for (let i = 0; i < n; i++) await inner.createSession({ tokenHash: `h${i}`, accountId: "acc_p", createdAt: T0 - 100 * DAY, expiresAt: T0 - daysAgo * DAY - i });
+  const calls: PruneInput[] = [];
+  const storage: Storage = {
+    ...inner,
+    prune: (input) => {
+      calls.push(input);
+      return inner.prune(input);
+    },
+  };
+  return { storage, calls };
+}
+
+describe("pruning worker", () => {
+  it("a run prunes every target in bounded batches at the configured cutoffs, counts rows per table in /metrics, and logs once with what it deleted", async () => {
+    const { storage, calls } = await storeWithExpiredSessions(7, 8);
+    await storage.createSession({ tokenHash: "recent", accountId: "acc_p", createdAt: T0 - DAY, expiresAt: T0 - 6 * DAY });
+    const metrics = createMetricsRegistry();
+    const { logger, lines } = recorder();
+    const clock = manualClock(T0);
+    const worker = createPruneWorker({ storage, clock, config: defineConfig(), logger, metrics, batchSize: 3, pauseMs: 0 });
+    const report = await worker.tick();
+    expect(report).toMatchObject({ failed: false, stopped: false, deleted: { sessions: 7, deliveries: 0, events: 0, sign_in_links: 0, day_counters: 0, usage_days: 0 } });
+    // Sessions went 3, 3, 1; every other target took one batch.
+    expect(calls.filter((c) => c.target === "sessions").map((c) => c.after?.id ?? null)).toEqual([null, "h4", "h1"]);
+    expect(calls.map((c) => c.target)).toEqual(["deliveries", "events", "sessions", "sessions", "sessions", "sign_in_links", "day_counters", "usage_days"]);
+    expect(calls.every((c) => c.limit === 3)).toBe(true);
+    expect(calls.find((c) => c.target === "sessions")!.before).toBe(T0 - 7 * DAY);
+    expect(report.batches).toBe(calls.length);
+    // The session that expired 6 days ago is kept (7 by default).
+    expect((await worker.tick()).deleted.sessions).toBe(0);
+    expect(await storage.prune({ target: "sessions", before: T0, limit: 10 })).toMatchObject({ deleted: { sessions: 1 } });
+
+    expect(metrics.value("benchdata_retention_pruned_rows_total", { table: "sessions" })).toBe(7);
+    expect(metrics.value("benchdata_retention_pruned_rows_total", { table: "deliveries" })).toBe(0);
+    expect(metrics.value("benchdata_retention_runs_total", { outcome: "succeeded" })).toBe(2);
+    expect(metrics.value("benchdata_retention_runs_total", { outcome: "failed" })).toBe(0);
+    expect(metrics.value("benchdata_retention_last_success_timestamp_seconds")).toBe(T0 / 1000);
+    expect(metrics.value("benchdata_retention_last_run_duration_seconds")).toBeGreaterThanOrEqual(0);
+    const text = await metrics.render();
+    expect(text).toContain('benchdata_retention_pruned_rows_total{table="delivery_attempts"} 0');
+    expect(text).toContain("# TYPE benchdata_retention_last_success_timestamp_seconds gauge");
+    const pruned = lines.filter((l) => l.msg === "retention: pruned");
+    expect(pruned).toHaveLength(2);
+    expect(pruned[0]).toMatchObject({ level: "info", fields: { sessions: 7, deliveries: 0, delivery_attempts: 0, events: 0, sign_in_links: 0, day_counters: 0, usage_days: 0, batches: 8 } });
+    expect(typeof pruned[0]!.fields.duration_ms).toBe("number");
+  });
+
+  it("a storage failure ends the run: counted as failed with its cause, logged as a warning, and the next run starts over", async () => {
+    const { storage: inner } = await storeWithExpiredSessions(4, 10);
+    let failures = 1;
+    const storage: Storage = {
+      ...inner,
+      prune: async (input) => {
+        if (input.target === "sessions" && failures-- > 0) throw Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+        return inner.prune(input);
+      },
+    };
+    const metrics = createMetricsRegistry();
+    const { logger, lines } = recorder();
+    const worker = createPruneWorker({ storage, clock: manualClock(T0), config: defineConfig(), logger, metrics, pauseMs: 0 });
+    expect(await worker.tick()).toMatchObject({ failed: true, deleted: { sessions: 0 } });
+    expect(metrics.value("benchdata_retention_runs_total", { outcome: "failed" })).toBe(1);
+    expect(metrics.value("benchdata_storage_errors_total", { cause: "SQLITE_BUSY" })).toBe(1);
+    expect(metrics.value("benchdata_retention_last_success_timestamp_seconds")).toBe(0);
+    expect(lines.filter((l) => l.level === "warn")).toMatchObject([{ msg: "retention: pruning failed; the next run starts over", fields: { target: "sessions", cause: "SQLITE_BUSY" } }]);
+    expect(lines.filter((l) => l.msg === "retention: pruned")).toEqual([]);
+    expect(await worker.tick()).toMatchObject({ failed: false, deleted: { sessions: 4 } });
+    expect(metrics.value("benchdata_retention_runs_total", { outcome: "succeeded" })).toBe(1);
+  });
+
+  it("start() runs after the initial delay and then every interval; stop() ends a run between two batches and no run follows", async () => {
+    const { storage, calls } = await storeWithExpiredSessions(50, 10);
+    const { logger, lines } = recorder();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const slow: Storage = {
+      ...storage,
+      prune: async (input) => {
+        if (input.target === "sessions" && input.after != null) await gate;
+        return storage.prune(input);
+      },
+    };
+    const worker = createPruneWorker({ storage: slow, clock: manualClock(T0), config: defineConfig(), logger, batchSize: 10, pauseMs: 0, initialDelayMs: 20, intervalMs: 60_000 });
+    worker.start();
+    expect(calls).toEqual([]);
+    await new Promise((r) => setTimeout(r, 100));
+    // The first run started on its own and waits in its second batch of sessions.
+    expect(calls.map((c) => c.target)).toEqual(["deliveries", "events", "sessions"]);
+    const stopped = worker.stop();
+    release();
+    await stopped;
+    expect(lines.map((l) => [l.msg, l.fields.sessions])).toEqual([["retention: pruning stopped early", 20]]);
+    const before = calls.length;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls.length).toBe(before);
+    // A tick after stop() is a whole run again.
+    expect((await worker.tick()).deleted.sessions).toBe(30);
+  });
+});
