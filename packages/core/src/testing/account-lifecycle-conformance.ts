@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { AccountRecord, ApiKeyRecord, Storage, WebhookRecord } from "../storage/types.ts";
 import type { ConformanceTarget } from "./storage-conformance.ts";
-import { account, admitInput, drainEvents, id, key, quota, snapshot, T0, webhook } from "./conformance-fixtures.ts";
+import { account, admitInput, drainEvents, id, key, onFreshStore, quota, snapshot, T0, webhook } from "./conformance-fixtures.ts";
 
 const DAY = 86_400_000;
 
@@ -82,15 +82,7 @@ async function purgeAll(s: Storage, accountId: string, limit = 3): Promise<numbe
 
 /** Registers the whole-account cases for one implementation; each case gets a store of its own. */
 export function accountLifecycleConformance(name: string, target: ConformanceTarget): void {
-  const withStore = async (body: (s: Storage) => Promise<void>): Promise<void> => {
-    const s = await target.create();
-    try {
-      await body(s);
-    } finally {
-      await s.close();
-      await target.destroy?.(s);
-    }
-  };
+  const withStore = (body: (s: Storage) => Promise<void>): Promise<void> => onFreshStore(target, body);
 
   describe(`storage conformance: ${name}: accounts listed, exported and erased`, () => {
     it("listAccounts: ascending (createdAt, id), keyset pages, filters by status, tier, creation range and name (case-insensitive); a tombstone only when asked for", () =>

@@ -2,6 +2,7 @@
 import { expect } from "vitest";
 import { isId } from "../ids/new-id.ts";
 import type { AccountRecord, AdmitInput, ApiKeyRecord, ClaimedDelivery, SnapshotRecord, Storage, WebhookRecord } from "../storage/types.ts";
+import type { ConformanceTarget } from "./storage-conformance.ts";
 
 /** 2026-11-16T12:00:00Z, the suites' "now". */
 export const T0: number = Date.UTC(2026, 10, 16, 12, 0, 0);
@@ -96,4 +97,15 @@ export function snapshot(accountId: string, over: Partial<SnapshotRecord> = {}):
     createdAt: T0,
     ...over,
   };
+}
+
+/** Runs `body` on a store of its own from `target`, closed and disposed of afterwards (for cases that read the whole store). */
+export async function onFreshStore(target: ConformanceTarget, body: (s: Storage) => Promise<void>): Promise<void> {
+  const s = await target.create();
+  try {
+    await body(s);
+  } finally {
+    await s.close();
+    await target.destroy?.(s);
+  }
 }

@@ -9,7 +9,7 @@ import { isId } from "../ids/new-id.ts";
 import { isoTime } from "../clock/clock.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
 import { accountLifecycleConformance } from "./account-lifecycle-conformance.ts";
-import { account, admitInput, drainEvents, id, key, quota, snapshot, T0, webhook } from "./conformance-fixtures.ts";
+import { account, admitInput, drainEvents, id, key, onFreshStore, quota, snapshot, T0, webhook } from "./conformance-fixtures.ts";
 
 /** How the suite obtains a fresh, migrated, empty store, and disposes of it. */
 export interface ConformanceTarget {
@@ -1310,20 +1310,10 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
     });
 
     describe("retention: pruning (a fresh store per case: pruning reads the whole store)", () => {
-      /** Runs `body` on a fresh store of its own, closed and disposed of afterwards. */
-      async function onFreshStore(body: (s: Storage) => Promise<void>): Promise<void> {
-        const fresh = await target.create();
-        try {
-          await body(fresh);
-        } finally {
-          await fresh.close();
-          await target.destroy?.(fresh);
-        }
-      }
       const ok = (d: ClaimedDelivery, at: number) => ({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: d.attempt, at, statusCode: 200, latencyMs: 1, error: null, responseBody: "ok" } });
 
       it("deliveries: the finished ones whose event is older than the cutoff go with their attempts; pending ones of any age, and finished ones at the cutoff, stay", async () => {
-        await onFreshStore(async (s) => {
+        await onFreshStore(target, async (s) => {
           const a = account();
           await s.createAccount(a);
           const w = webhook(a.id, ["quota.warning"]);
@@ -1363,7 +1353,7 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       });
 
       it("events: one older than the cutoff goes only once no delivery refers to it; a pending delivery keeps its event (and its body) however old", async () => {
-        await onFreshStore(async (s) => {
+        await onFreshStore(target, async (s) => {
           const a = account();
           const quiet = account();
           await s.createAccount(a);
@@ -1397,7 +1387,7 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       });
 
       it("sessions and sign-in links: those expired before the cutoff go; those expiring at it, and live ones, stay", async () => {
-        await onFreshStore(async (s) => {
+        await onFreshStore(target, async (s) => {
           const a = account();
           await s.createAccount(a);
           await s.createSession({ tokenHash: "p-old", accountId: a.id, createdAt: T0 - 10, expiresAt: T0 - 1 });
@@ -1419,7 +1409,7 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       });
 
       it("day counters: a past day's counter goes and its count stays in the usage history; one at the cutoff stays, and today's keeps counting exactly", async () => {
-        await onFreshStore(async (s) => {
+        await onFreshStore(target, async (s) => {
           const DAY = 86_400_000;
           const day0 = Math.floor(T0 / DAY);
           const a = account();
@@ -1459,7 +1449,7 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       });
 
       it("usage history: days before the cutoff go, the cutoff day and later stay", async () => {
-        await onFreshStore(async (s) => {
+        await onFreshStore(target, async (s) => {
           const DAY = 86_400_000;
           const day0 = Math.floor(T0 / DAY);
           const a = account();
@@ -1479,7 +1469,7 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       });
 
       it("batches are bounded: each examines at most `limit` rows, in order, and the next starts after the last (past rows a batch must keep)", async () => {
-        await onFreshStore(async (s) => {
+        await onFreshStore(target, async (s) => {
           const a = account();
           await s.createAccount(a);
           // Nine expired sessions, three of them expiring at the same moment (the token hash breaks the tie).
@@ -1504,7 +1494,7 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       });
 
       it("several instances at once: concurrent pruning deletes every row exactly once, and counts it once", async () => {
-        await onFreshStore(async (s) => {
+        await onFreshStore(target, async (s) => {
           const a = account();
           await s.createAccount(a);
           await s.createWebhook(webhook(a.id, ["quota.warning"]), 10);
