@@ -1,28 +1,34 @@
 /**
  * `npm run bench`: what users run, measured. The real `benchdata serve` (the built CLI, webhook and billing
- * workers on) on memory:, sqlite: (a temp file) and postgres:// (a temp database, created and dropped), the
- * floor (a bare node:http handler answering a 300-byte JSON body) in its own process, and the load generator
- * (autocannon, 50 connections) in a third. Every target run sits next to a floor run in the same round, and
- * its ratio is its req/s over the mean of the floor runs just before and after it; the result is the median
- * of those ratios over rounds. Target order is reversed every other round, so drift hits all alike.
+ * workers on) on memory:, sqlite: (a temp file) and postgres:// (a temp database, created and dropped), under
+ * each Node asked for (the machine's Node 20, and Node 24 from the npm registry, kept in a cache folder: SQLite runs
+ * on node:sqlite there, so nothing is compiled for it), next
+ * to the floor (a bare node:http handler answering a 300-byte JSON body) on the same Node, and the assembled
+ * peer (Fastify + @fastify/rate-limit + a SHA-256 key table + a rank over the sorted sample:
+ * bench/lib/target-peer.ts) on the same Node. Each server is a process of its own, and the load generator
+ * (autocannon, 50 connections) a third. Every target run sits next to its Node's floor run in the same round,
+ * and its ratio is its req/s over the mean of the floor runs just before and after it; its ratio to the peer
+ * is that ratio over the peer's of the same Node, shape and round. Results are medians over rounds; the order
+ * of the whole round is reversed every other round, so drift hits all alike.
  *
- * Shapes (one server per store, seeded once over the admin and console APIs: 4 enterprise accounts × 50
- * test keys, limits raised by a config file so that nothing is ever refused):
- *   hot      2 keys of one account over 50 connections (a customer's backend); a fresh pair each round only
- *            while the CLI caps a key below the 1,000,000/min asked for
- *   spread   all 200 keys
- *   20 keys  PostgreSQL only: the 20 keys of one account
+ * Shapes (one server per store and Node, seeded once over the admin and console APIs: 4 enterprise accounts ×
+ * 50 test keys, limits raised by a config file so that nothing is ever refused; the peer gets 200 keys too):
+ *   hot      2 keys of one account over 50 connections (a customer's backend)
+ *   spread   20 keys of one account
+ *   all      all 200 keys of the 4 accounts (the SQLite store writes each key's window once per batch)
  * Request: GET /data/v1/benchmarks/percentile?category=saas&metric=gross_margin&value=0.5, Host
- * sandbox.localhost (the default `target: host` config sends it to the test environment).
+ * sandbox.localhost (the default `target: host` config sends it to the test environment: synthetic data).
  *
- *   npm run bench                 full: 5 rounds × 5 s (+1 s warm-up) per target, ~8 min
- *   npm run bench -- --quick      3 rounds × 2 s (+1 s warm-up), ~3 min
- *   npm run bench -- --profile [--store=memory|sqlite] [--shape=hot|spread]
- *                                 serve (memory by default), under `node --cpu-prof`: where a request's µs go
- *   npm run bench -- --instructions [--store=memory|sqlite] [--shape=hot|spread] [--requests=N]
- *                                 the floor and serve (memory by default) under callgrind: instructions per request (robust on a
+ *   npm run bench                 full: both Nodes, every store and the peer, hot and spread, 5 rounds × 5 s
+ *   npm run bench -- --quick      3 rounds × 2 s (+1 s warm-up)
+ *   npm run bench -- --nodes=24 --stores=sqlite,peer --shapes=hot --rounds=7     a subset, to measure a pair quickly
+ *   npm run bench -- --profile [--node=20|24] [--store=memory|sqlite|postgres|peer] [--shape=hot|spread|all]
+ *                                 one server under `node --cpu-prof`: where a request's µs go, by layer (source-mapped)
+ *   npm run bench -- --instructions [--nodes=20,24] [--stores=memory,sqlite,postgres,peer] [--shape=…] [--requests=N]
+ *                                 the floor and each server under callgrind: instructions per request (robust on a
  *                                 shared machine) and the functions they go to, JIT code named via --perf-basic-prof
- *   --stores=memory,sqlite,postgres   --rounds=N   --seconds=N   --warmup=N   --connections=N
+ *   --stores=memory,sqlite,postgres,peer   --nodes=20,24   --shapes=hot,spread,all   --rounds=N   --seconds=N
+ *   --warmup=N   --connections=N   --refresh-node (fetch the registry's Node again)
  *   BENCH_SOURCE_NOTE="…"         a line for the report; BENCH_NO_BUILD=1 skips the stale-build check
  *
  * Writes bench/results/cli-latest.md and cli-latest.json (bench/results is git-ignored).
@@ -32,13 +38,16 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { get as httpGet } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
+import { cryptoRandom, generateApiKey } from "@benchdata/core";
 import { type CliServer, seedOverHttp, startCliServer } from "./lib/cli-server.ts";
-import { repoRoot, startTarget, type RunningTarget } from "./lib/http-target.ts";
+import { repoRoot, type RunningTarget, startTarget } from "./lib/http-target.ts";
 import { type LoadProcess, startLoadProcess } from "./lib/load-process.ts";
 import type { LoadRequest } from "./lib/measure-load.ts";
-import { cpuMsOfCommand, loadAverage } from "./lib/process-cpu.ts";
+import { cpuMsOfPids, loadAverage, pgBackendPids } from "./lib/process-cpu.ts";
 import { type CpuProfile, requestBreakdown } from "./lib/cpu-profile-breakdown.ts";
 import { selfCosts } from "./lib/callgrind-jit.ts";
+import { callgrindWrapper, instructionsDuring } from "./lib/callgrind.ts";
+import { needsCompiledSqlite, nodeRuntime, type NodeRuntime } from "./lib/node-runtimes.ts";
 import { createTestDatabase, pgReachable } from "../packages/storage-kysely/src/test-support/pg-test-database.ts";
 
 const PATH = "/data/v1/benchmarks/percentile?category=saas&metric=gross_margin&value=0.5";
@@ -51,35 +60,50 @@ const WANTED_PER_MINUTE = 1_000_000;
 const FALLBACK_PER_MINUTE = 100_000;
 
 type Store = "memory" | "sqlite" | "postgres";
-type Shape = "hot" | "spread" | "20 keys";
+/** What serves a target: one of benchdata's stores, or the assembled peer. */
+type Kind = Store | "peer";
+type Shape = "hot" | "spread" | "all";
+const SHAPES: readonly Shape[] = ["hot", "spread", "all"];
+const KINDS: readonly Kind[] = ["memory", "sqlite", "postgres", "peer"];
+const SHAPE_LABEL: Record<Shape, string> = { hot: "hot (2 keys)", spread: "spread (20 keys)", all: "all 200 keys" };
 
 interface Settings {
   quick: boolean;
-  profile: boolean;
   rounds: number;
   seconds: number;
   warmup: number;
   connections: number;
-  stores: Store[];
+  stores: Kind[];
+  nodes: number[];
+  shapes: Shape[];
 }
 
-function settings(argv: string[]): Settings {
-  const flag = (name: string): string | undefined => argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`))?.split("=")[1];
-  const has = (name: string): boolean => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+const argv = process.argv.slice(2);
+const flag = (name: string): string | undefined => argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`))?.split("=")[1];
+const has = (name: string): boolean => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+
+function settings(): Settings {
   const num = (name: string, fallback: number): number => {
     const v = Number(flag(name));
     return Number.isFinite(v) && v > 0 ? v : fallback;
   };
   const quick = has("quick") || process.env.BENCH_QUICK === "1";
-  const stores = (flag("stores")?.split(",") ?? ["memory", "sqlite", "postgres"]).filter((s): s is Store => s === "memory" || s === "sqlite" || s === "postgres");
+  const listOf = <T extends string>(name: string, all: readonly T[], fallback: readonly T[]): T[] => {
+    const asked = flag(name)?.split(",");
+    if (asked === undefined) return [...fallback];
+    const unknown = asked.filter((x) => !all.includes(x as T));
+    if (unknown.length > 0) throw new Error(`--${name}: unknown ${unknown.join(", ")} (one of ${all.join(", ")})`);
+    return asked as T[];
+  };
   return {
     quick,
-    profile: has("profile"),
     rounds: Math.round(num("rounds", quick ? 3 : 5)),
     seconds: Math.round(num("seconds", quick ? 2 : 5)),
     warmup: Math.round(num("warmup", 1)),
     connections: Math.round(num("connections", 50)),
-    stores,
+    stores: listOf("stores", KINDS, KINDS),
+    nodes: (flag("nodes") ?? "20,24").split(",").map(Number),
+    shapes: listOf("shapes", SHAPES, ["hot", "spread"]),
   };
 }
 
@@ -118,11 +142,18 @@ function ensureBuilt(): void {
 
 // ---- servers --------------------------------------------------------------------------------------------
 
-interface StoreServer {
-  store: Store;
-  server: CliServer;
+/** A server under load: benchdata serve on one store, or the peer, on one Node. */
+interface Server {
+  kind: Kind;
+  node: NodeRuntime;
+  url: string;
+  pid: number;
   keys: string[];
   perMinute: number;
+  cpuMs(): number | null;
+  stop(): Promise<void>;
+  /** PostgreSQL: the database whose backends' CPU is counted apart. */
+  database?: string;
 }
 
 function writeConfig(dir: string, perMinute: number): string {
@@ -133,20 +164,44 @@ function writeConfig(dir: string, perMinute: number): string {
   return file;
 }
 
-async function startStore(store: Store, db: string, tmp: string, launch: { nodeArgs?: string[]; wrapper?: string[] } = {}): Promise<StoreServer> {
+interface Launch {
+  nodeArgs?: string[];
+  wrapper?: string[];
+}
+
+/** Where a store's data lives for one server: a fresh SQLite file, or a fresh PostgreSQL database (dropped at the end). */
+async function storeUrl(store: Store, tmp: string, node: NodeRuntime, cleanup: (() => Promise<void>)[]): Promise<{ db: string; database?: string } | null> {
+  if (store === "memory") return { db: "memory:" };
+  if (store === "sqlite") return { db: `sqlite:${join(tmp, `bench-node${node.major}-${Date.now()}.db`)}` };
+  if (!(await pgReachable())) return null;
+  const pg = await createTestDatabase();
+  log(`${clock()} postgres: created database ${pg.name}`);
+  cleanup.push(() =>
+    pg.drop().then(
+      () => log(`${clock()} postgres: dropped ${pg.name}`),
+      (error: unknown) => log(`could not drop ${pg.name}: ${String(error)}`),
+    ),
+  );
+  return { db: pg.url, database: pg.name };
+}
+
+async function startStore(store: Store, node: NodeRuntime, where: { db: string; database?: string }, tmp: string, launch: Launch = {}): Promise<Server> {
   const started = Date.now();
-  log(`${clock()} ${store}: starting benchdata serve --db ${db.replace(/\/\/[^@]*@/, "//…@")}`);
+  const name = `${store} on Node ${node.major}`;
+  log(`${clock()} ${name}: starting benchdata serve --db ${where.db.replace(/\/\/[^@]*@/, "//…@")}`);
   let perMinute = WANTED_PER_MINUTE;
   let server: CliServer;
+  const start = (limit: number): Promise<CliServer> => startCliServer({ db: where.db, configFile: writeConfig(tmp, limit), adminToken: ADMIN_TOKEN, node: node.bin, ...launch });
   try {
-    server = await startCliServer({ db, configFile: writeConfig(tmp, perMinute), adminToken: ADMIN_TOKEN, ...launch });
+    server = await start(perMinute);
   } catch (error) {
     if (!String(error).includes("perMinute")) throw error;
     perMinute = FALLBACK_PER_MINUTE;
-    log(`${clock()} ${store}: the CLI refuses perMinute ${WANTED_PER_MINUTE.toLocaleString("en")}; using its cap, ${perMinute.toLocaleString("en")}`);
-    server = await startCliServer({ db, configFile: writeConfig(tmp, perMinute), adminToken: ADMIN_TOKEN, ...launch });
+    log(`${clock()} ${name}: the CLI refuses perMinute ${WANTED_PER_MINUTE.toLocaleString("en")}; using its cap, ${perMinute.toLocaleString("en")}`);
+    server = await start(perMinute);
   }
-  log(`${clock()} ${store}: listening on ${server.url} (pid ${server.pid}) after ${Date.now() - started} ms; seeding ${ACCOUNTS} accounts × ${KEYS_PER_ACCOUNT} keys`);
+  const driver = /"storage_driver":"([^"]+)"/.exec(server.output())?.[1] ?? "?";
+  log(`${clock()} ${name}: listening on ${server.url} (pid ${server.pid}, storage driver ${driver}) after ${Date.now() - started} ms; seeding ${ACCOUNTS} accounts × ${KEYS_PER_ACCOUNT} keys`);
   const seeded = Date.now();
   let shown = 0;
   const keys = await seedOverHttp({
@@ -155,24 +210,41 @@ async function startStore(store: Store, db: string, tmp: string, launch: { nodeA
     accounts: ACCOUNTS,
     keysPerAccount: KEYS_PER_ACCOUNT,
     progress: (done, total) => {
-      if (done - shown >= 50 || done === total) {
+      if (done - shown >= 100 || done === total) {
         shown = done;
-        log(`${clock()} ${store}: seeded ${done}/${total} keys`);
+        log(`${clock()} ${name}: seeded ${done}/${total} keys`);
       }
     },
   });
-  log(`${clock()} ${store}: seeding took ${Date.now() - seeded} ms`);
-  // One answer checked before anything is measured: a wrong answer would post a meaningless number.
-  const probe = await get(server.port, PATH, { authorization: `Bearer ${keys[0]}`, host: HOST });
-  if (probe.status !== 200) throw new Error(`${store}: the probe answered ${probe.status} ${probe.body}`);
-  log(`${clock()} ${store}: probe 200, ${probe.body.length} bytes, x-ratelimit-limit ${probe.headers["x-ratelimit-limit"]}`);
-  return { store, server, keys, perMinute };
+  log(`${clock()} ${name}: seeding took ${Date.now() - seeded} ms`);
+  const s: Server = { kind: store, node, url: server.url, pid: server.pid, keys, perMinute, cpuMs: server.cpuMs, stop: server.stop, ...(where.database !== undefined ? { database: where.database } : {}) };
+  await probe(name, s);
+  return s;
+}
+
+/** The assembled peer on `node`, with 200 keys of benchdata's format (a JSON file it reads at start). */
+async function startPeer(node: NodeRuntime, tmp: string, launch: Launch = {}): Promise<Server> {
+  const keys = Array.from({ length: ACCOUNTS * KEYS_PER_ACCOUNT }, () => generateApiKey("test", cryptoRandom).raw);
+  const keysFile = join(tmp, `peer-keys-node${node.major}.json`);
+  writeFileSync(keysFile, JSON.stringify(keys));
+  const t = await startTarget({ name: `peer on Node ${node.major}`, script: "bench/lib/target-peer.ts", node: node.bin, env: { BENCH_KEYS_FILE: keysFile }, ...launch });
+  log(`${clock()} peer on Node ${node.major}: listening on ${t.url} (pid ${t.pid})`);
+  const s: Server = { kind: "peer", node, url: t.url, pid: t.pid as number, keys, perMinute: WANTED_PER_MINUTE, cpuMs: t.cpuMs, stop: t.stop };
+  await probe(`peer on Node ${node.major}`, s);
+  return s;
+}
+
+/** One answer checked before anything is measured: a wrong answer would post a meaningless number. */
+async function probe(name: string, s: Server): Promise<void> {
+  const answer = await get(s.url, PATH, { authorization: `Bearer ${s.keys[0]}`, host: HOST });
+  if (answer.status !== 200) throw new Error(`${name}: the probe answered ${answer.status} ${answer.body}`);
+  log(`${clock()} ${name}: probe 200, ${answer.body.length} bytes, x-ratelimit-limit ${answer.headers["x-ratelimit-limit"]}`);
 }
 
 /** One GET through node:http (fetch may not set Host). */
-function get(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+function get(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const request = httpGet({ host: "127.0.0.1", port, path, headers }, (response) => {
+    const request = httpGet(base + path, { headers }, (response) => {
       let body = "";
       response.setEncoding("utf8");
       response.on("data", (chunk: string) => (body += chunk));
@@ -186,13 +258,15 @@ function get(port: number, path: string, headers: Record<string, string>): Promi
 
 interface Target {
   name: string;
-  store: Store | "floor";
+  kind: Kind | "floor";
+  node: NodeRuntime;
   shape: Shape | null;
   url: string;
   /** The requests of a run in round `round` (1-based). */
   requests(round: number): LoadRequest[];
   cpuMs(): number | null;
-  sideCpuMs?: () => number | null;
+  /** CPU used on the target's behalf outside its process so far (PostgreSQL's backends), ms. */
+  sideCpuMs?: () => (() => number | null) | null;
 }
 
 interface Run {
@@ -208,9 +282,11 @@ interface Run {
   serverCpuMicrosPerRequest: number | null;
   dbCpuMicrosPerRequest: number | null;
   clientCpuMicrosPerRequest: number;
-  /** Target runs only: req/s over the mean of the neighbouring floor runs. */
+  /** Target runs only: req/s over the mean of the neighbouring floor runs of the same Node. */
   ratio?: number;
   floorRequestsPerSecond?: number;
+  /** Store targets only: `ratio` over the peer's ratio of the same Node, shape and round. */
+  peerRatio?: number;
 }
 
 /**
@@ -218,25 +294,33 @@ interface Run {
  * limit below what a minute of hot load needs (then a fresh pair of the same account each round, so that a
  * key's window holds at most one run's requests and nothing is refused; the report says so).
  */
-function shapeKeys(s: StoreServer, shape: Shape, round: number): string[] {
+function shapeKeys(s: Server, shape: Shape, round: number): string[] {
   if (shape === "hot") {
     const pair = s.perMinute < WANTED_PER_MINUTE ? (round - 1) % (KEYS_PER_ACCOUNT / 2) : 0;
     return s.keys.slice(2 * pair, 2 * pair + 2);
   }
-  if (shape === "20 keys") return s.keys.slice(0, 20);
+  if (shape === "spread") return s.keys.slice(0, 20);
   return s.keys;
 }
 
-function targetsOf(s: StoreServer): Target[] {
-  const shapes: Shape[] = s.store === "postgres" ? ["hot", "spread", "20 keys"] : ["hot", "spread"];
+function targetsOf(s: Server, shapes: readonly Shape[]): Target[] {
   return shapes.map((shape) => ({
-    name: `${s.store}, ${shape}`,
-    store: s.store,
+    name: `${s.kind}, ${shape}, Node ${s.node.major}`,
+    kind: s.kind,
+    node: s.node,
     shape,
-    url: s.server.url,
+    url: s.url,
     requests: (round: number) => shapeKeys(s, shape, round).map((key) => ({ method: "GET", path: PATH, headers: { authorization: `Bearer ${key}`, host: HOST } })),
-    cpuMs: () => s.server.cpuMs(),
-    ...(s.store === "postgres" ? { sideCpuMs: () => cpuMsOfCommand("postgres") } : {}),
+    cpuMs: () => s.cpuMs(),
+    ...(s.database !== undefined
+      ? {
+          sideCpuMs: () => {
+            // The backends of this server's database, as they are at the start of the measured run.
+            const pids = pgBackendPids(s.database as string);
+            return pids.length === 0 ? null : () => cpuMsOfPids(pids);
+          },
+        }
+      : {}),
   }));
 }
 
@@ -244,10 +328,11 @@ async function measure(generator: LoadProcess, target: Target, set: Settings, ro
   const requests = target.requests(round);
   const base = { url: target.url + (requests[0]?.path ?? "/"), connections: set.connections, requests };
   if (set.warmup > 0) await generator.run({ ...base, seconds: set.warmup });
+  const side = target.sideCpuMs?.() ?? null;
   const cpu0 = target.cpuMs();
-  const side0 = target.sideCpuMs?.() ?? null;
+  const side0 = side?.() ?? null;
   const r = await generator.run({ ...base, seconds: set.seconds });
-  const side1 = target.sideCpuMs?.() ?? null;
+  const side1 = side?.() ?? null;
   const cpu1 = target.cpuMs();
   const per = (a: number | null, b: number | null): number | null => (a === null || b === null || r.total === 0 ? null : ((b - a) * 1000) / r.total);
   return {
@@ -287,15 +372,17 @@ function median(values: number[]): number | null {
 
 interface Summary {
   name: string;
-  store: Store;
+  node: string;
+  nodeMajor: number;
+  kind: Kind;
   shape: Shape;
   ratio: number | null;
+  ratioToPeer: number | null;
   requestsPerSecond: number | null;
   floorRequestsPerSecond: number | null;
   p50: number | null;
   p99: number | null;
   serverCpuMicrosPerRequest: number | null;
-  floorCpuMicrosPerRequest: number | null;
   dbCpuMicrosPerRequest: number | null;
   non2xxShare: number;
   runs: Run[];
@@ -308,47 +395,59 @@ interface Check {
   met: boolean | null;
 }
 
-const fmt = (x: number | null, digits = 2): string => (x === null ? "–" : x.toFixed(digits));
+const fmt = (x: number | null | undefined, digits = 2): string => (x === null || x === undefined ? "–" : x.toFixed(digits));
 const int = (x: number | null): string => (x === null ? "–" : Math.round(x).toLocaleString("en"));
 
-function summarise(target: Target, runs: Run[], floorRuns: Run[]): Summary {
+function summarise(target: Target, runs: Run[]): Summary {
   const pick = (f: (r: Run) => number | null | undefined): number | null => median(runs.map(f).filter((x): x is number => typeof x === "number"));
   return {
     name: target.name,
-    store: target.store as Store,
+    node: target.node.version,
+    nodeMajor: target.node.major,
+    kind: target.kind as Kind,
     shape: target.shape as Shape,
     ratio: pick((r) => r.ratio),
+    ratioToPeer: pick((r) => r.peerRatio),
     requestsPerSecond: pick((r) => r.requestsPerSecond),
     floorRequestsPerSecond: pick((r) => r.floorRequestsPerSecond),
     p50: pick((r) => r.p50),
     p99: pick((r) => r.p99),
     serverCpuMicrosPerRequest: pick((r) => r.serverCpuMicrosPerRequest),
-    floorCpuMicrosPerRequest: median(floorRuns.map((r) => r.serverCpuMicrosPerRequest).filter((x): x is number => x !== null)),
     dbCpuMicrosPerRequest: pick((r) => r.dbCpuMicrosPerRequest),
     non2xxShare: runs.reduce((n, r) => n + r.non2xx + r.errors, 0) / Math.max(1, runs.reduce((n, r) => n + r.total, 0)),
     runs,
   };
 }
 
-function checks(summaries: Summary[], roundsHotOverSpread: Map<Store, number | null>): Check[] {
+/** Issue 30's targets, per Node, as far as this run measured them. */
+function checks(summaries: Summary[], hotOverSpread: Map<string, number | null>): Check[] {
   const out: Check[] = [];
-  const get = (store: Store, shape: Shape): Summary | undefined => summaries.find((s) => s.store === store && s.shape === shape);
-  const goal = (store: Store, shape: Shape, min: number): void => {
-    const s = get(store, shape);
-    if (s === undefined) return;
-    out.push({ what: `${store}, ${shape}`, goal: `≥ ${min.toFixed(2)} of the floor`, measured: fmt(s.ratio), met: s.ratio === null ? null : s.ratio >= min });
-  };
-  goal("memory", "hot", 0.6);
-  goal("memory", "spread", 0.6);
-  goal("sqlite", "hot", 0.4);
-  goal("sqlite", "spread", 0.4);
-  goal("postgres", "20 keys", 0.2);
-  for (const [store, hs] of roundsHotOverSpread) {
-    out.push({ what: `${store}: hot ÷ spread`, goal: "≥ 0.90", measured: fmt(hs), met: hs === null ? null : hs >= 0.9 });
+  const nodes = [...new Set(summaries.map((s) => s.nodeMajor))];
+  for (const node of nodes) {
+    const get = (kind: Kind, shape: Shape): Summary | undefined => summaries.find((s) => s.nodeMajor === node && s.kind === kind && s.shape === shape);
+    const goal = (kind: Store, shape: Shape, min: number): void => {
+      const s = get(kind, shape);
+      if (s === undefined) return;
+      out.push({ what: `Node ${node}: ${kind}, ${shape}`, goal: `≥ ${min.toFixed(2)} of the floor`, measured: fmt(s.ratio), met: s.ratio === null ? null : s.ratio >= min });
+    };
+    goal("memory", "hot", 0.65);
+    goal("memory", "spread", 0.65);
+    goal("sqlite", "hot", 0.5);
+    goal("sqlite", "spread", 0.5);
+    goal("postgres", "spread", 0.3);
+    for (const shape of SHAPES) {
+      const s = get("memory", shape);
+      if (s === undefined || s.ratioToPeer === null) continue;
+      out.push({ what: `Node ${node}: memory, ${shape}, against the peer`, goal: "> 1.00 (ahead of it)", measured: fmt(s.ratioToPeer), met: s.ratioToPeer > 1 });
+    }
+  }
+  for (const [what, hs] of hotOverSpread) {
+    out.push({ what: `${what}: hot ÷ spread`, goal: "≥ 0.90", measured: fmt(hs), met: hs === null ? null : hs >= 0.9 });
   }
   for (const s of summaries) {
-    out.push({ what: `${s.name}: answered 200`, goal: "100% (a refusal would flatter the figure)", measured: `${(100 * (1 - s.non2xxShare)).toFixed(3)}%`, met: s.non2xxShare === 0 });
+    if (s.non2xxShare > 0) out.push({ what: `${s.name}: answered 200`, goal: "100% (a refusal would flatter the figure)", measured: `${(100 * (1 - s.non2xxShare)).toFixed(3)}%`, met: false });
   }
+  if (summaries.every((s) => s.non2xxShare === 0)) out.push({ what: "every answer of every run", goal: "200", measured: "200", met: true });
   return out;
 }
 
@@ -360,11 +459,11 @@ interface Report {
   startedAt: string;
   minutes: number;
   settings: Settings;
-  machine: { cpu: string; cores: number; node: string; postgres: string | null; commit: string | null; dirty: boolean };
+  machine: { cpu: string; cores: number; nodes: string[]; postgres: string | null; commit: string | null; dirty: boolean };
   loadAverage: { start: string; end: string; byRound: string[] };
   perMinute: number;
   notes: string[];
-  floor: { requestsPerSecond: number | null; cpuMicrosPerRequest: number | null; runs: Run[] };
+  floors: { node: string; requestsPerSecond: number | null; cpuMicrosPerRequest: number | null; runs: Run[] }[];
   results: Summary[];
   hotOverSpread: Record<string, number | null>;
   checks: Check[];
@@ -372,20 +471,22 @@ interface Report {
 
 function format(r: Report): string {
   const parts: string[] = [];
-  parts.push(`# benchdata serve vs the node:http floor (${r.startedAt})`);
+  parts.push(`# benchdata serve vs the node:http floor and the assembled peer (${r.startedAt})`);
   parts.push(
-    `${r.machine.cpu}, ${r.machine.cores} cores; Node ${r.machine.node}; PostgreSQL ${r.machine.postgres ?? "–"}; commit ${r.machine.commit ?? "?"}${r.machine.dirty ? " + uncommitted changes" : ""}. ` +
+    `${r.machine.cpu}, ${r.machine.cores} cores; Node ${r.machine.nodes.join(" and ")}; PostgreSQL ${r.machine.postgres ?? "–"}; commit ${r.machine.commit ?? "?"}${r.machine.dirty ? " + uncommitted changes" : ""}. ` +
       `${r.settings.quick ? "Quick" : "Full"} run: ${r.settings.rounds} rounds × ${r.settings.seconds} s (+${r.settings.warmup} s warm-up), ${r.settings.connections} connections; took ${r.minutes.toFixed(1)} min. ` +
       `Load average (1/5/15 min) at the start ${r.loadAverage.start}, at the end ${r.loadAverage.end}; per round: ${r.loadAverage.byRound.join("; ")}.`,
   );
   for (const note of r.notes) parts.push(`Note: ${note}`);
   parts.push(
     table(
-      ["store", "shape", "ratio to floor (median of rounds)", "req/s", "floor req/s", "p50 ms", "p99 ms", "server CPU µs/req", "DB CPU µs/req", "ratios by round"],
+      ["Node", "target", "shape", "ratio to floor (median of rounds)", "ratio to peer", "req/s", "floor req/s", "p50 ms", "p99 ms", "server CPU µs/req", "DB CPU µs/req", "ratios to floor by round"],
       r.results.map((s) => [
-        s.store,
-        s.shape,
+        String(s.nodeMajor),
+        s.kind,
+        SHAPE_LABEL[s.shape],
         `**${fmt(s.ratio)}**`,
+        s.kind === "peer" ? "1" : fmt(s.ratioToPeer),
         int(s.requestsPerSecond),
         int(s.floorRequestsPerSecond),
         fmt(s.p50, 0),
@@ -397,15 +498,15 @@ function format(r: Report): string {
     ),
   );
   parts.push(
-    `Floor: ${int(r.floor.requestsPerSecond)} req/s (median run), ${fmt(r.floor.cpuMicrosPerRequest, 1)} µs CPU per request. ` +
+    `Floors: ${r.floors.map((f) => `Node ${f.node} ${int(f.requestsPerSecond)} req/s (median run), ${fmt(f.cpuMicrosPerRequest, 1)} µs CPU per request`).join("; ")}. ` +
       `Hot ÷ spread (median of same-round ratios): ${Object.entries(r.hotOverSpread).map(([k, v]) => `${k} ${fmt(v)}`).join(", ")}. ` +
-      `Per-key limit ${r.perMinute.toLocaleString("en")}/min.`,
+      `Per-key limit ${r.perMinute.toLocaleString("en")}/min. DB CPU counts the backends of the server's own database.`,
   );
   parts.push(table(["target", "goal", "measured", "met"], r.checks.map((c) => [c.what, c.goal, c.measured, c.met === null ? "n/a" : c.met ? "yes" : "**no**"])));
   return parts.join("\n\n");
 }
 
-function machine(): Report["machine"] {
+function machine(nodes: NodeRuntime[]): Report["machine"] {
   const cpuinfo = (() => {
     try {
       return readFileSync("/proc/cpuinfo", "utf8");
@@ -419,212 +520,205 @@ function machine(): Report["machine"] {
   return {
     cpu: (/^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1] ?? cpus()[0]?.model ?? "unknown").trim(),
     cores: cpus().length,
-    node: process.version,
+    nodes: nodes.map((n) => `${n.version} (${n.source})`),
     postgres: pg.status === 0 ? pg.stdout.trim() : null,
     commit: git.status === 0 ? git.stdout.trim() : null,
     dirty: dirty.status === 0 && dirty.stdout.trim() !== "",
   };
 }
 
-// ---- profile mode ---------------------------------------------------------------------------------------
+// ---- one server, for the profile and instructions modes ---------------------------------------------------
 
-/** The store `--profile` and `--instructions` look at: `--store=memory` (the default) or `--store=sqlite` (a temp file). */
-function measuredStore(tmp: string, mode: string): { store: Store; db: string } {
-  const store = (process.argv.find((a) => a.startsWith("--store="))?.slice(8) ?? "memory") as Store;
-  if (store !== "memory" && store !== "sqlite") throw new Error(`${mode} measures memory or sqlite, not ${store}`);
-  return { store, db: store === "memory" ? "memory:" : `sqlite:${join(tmp, `${mode.slice(2)}.db`)}` };
+/** Starts the server `kind` on `node` (for `--profile` and `--instructions`). */
+async function startOne(kind: Kind, node: NodeRuntime, tmp: string, cleanup: (() => Promise<void>)[], launch: Launch): Promise<Server> {
+  if (kind === "peer") return startPeer(node, tmp, launch);
+  const where = await storeUrl(kind, tmp, node, cleanup);
+  if (where === null) throw new Error("PostgreSQL is unreachable");
+  return startStore(kind, node, where, tmp, launch);
 }
 
-async function profile(set: Settings, tmp: string, generator: LoadProcess): Promise<void> {
+async function profile(tmp: string, generator: LoadProcess, cleanup: (() => Promise<void>)[], set: Settings): Promise<void> {
   const dir = join(tmp, "profile");
   mkdirSync(dir);
-  const { store, db } = measuredStore(tmp, "--profile");
-  const s = await startStore(store, db, tmp, { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "250"] });
-  const shape = (process.argv.find((a) => a.startsWith("--shape="))?.slice(8) ?? "hot") as Shape;
-  const hot = targetsOf(s).find((t) => t.shape === shape);
-  if (hot === undefined) throw new Error(`no shape ${shape}`);
+  const node = nodeRuntime(Number(flag("node") ?? set.nodes[0] ?? 20), { refresh: has("refresh-node"), log });
+  const kind = (flag("store") ?? "memory") as Kind;
+  const shape = (flag("shape") ?? "hot") as Shape;
+  const s = await startOne(kind, node, tmp, cleanup, { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "250"] });
   const seconds = Math.max(set.seconds, 10);
-  const base = { url: s.server.url + PATH, connections: set.connections, requests: (hot as Target).requests(1) };
+  const target = targetsOf(s, [shape])[0] as Target;
+  const base = { url: s.url + PATH, connections: set.connections, requests: target.requests(1) };
   log(`${clock()} profile: warming up ${set.warmup + 2} s`);
   await generator.run({ ...base, seconds: set.warmup + 2 });
   const from = Number(process.hrtime.bigint() / 1000n);
-  const cpu0 = s.server.cpuMs();
+  const cpu0 = s.cpuMs();
   log(`${clock()} profile: loading the ${shape} shape for ${seconds} s (load ${load()})`);
   const r = await generator.run({ ...base, seconds });
-  const cpu1 = s.server.cpuMs();
+  const cpu1 = s.cpuMs();
   const to = Number(process.hrtime.bigint() / 1000n);
-  await s.server.stop();
-  const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile") && f.includes(`.${s.server.pid}.`));
+  await s.stop();
+  const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile") && f.includes(`.${s.pid}.`));
   if (file === undefined) throw new Error("no .cpuprofile written");
   const cpuPerRequest = cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1000) / r.total;
   const parsed = JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile & { endTime: number };
   log(`${clock()} profile: ${parsed.samples.length} samples from ${parsed.startTime} to ${parsed.endTime} µs; load from ${from} to ${to}`);
   const breakdown = requestBreakdown(parsed, { from, to, requests: r.total, cpuMicrosPerRequest: cpuPerRequest });
+  const what = kind === "peer" ? "the assembled peer" : `benchdata serve --db ${kind}`;
   const text =
-    `# Where a request's CPU goes: benchdata serve --db ${store}, ${shape} shape (${new Date().toISOString()}, load ${load()})\n\n` +
+    `# Where a request's CPU goes: ${what} on Node ${node.version}, ${SHAPE_LABEL[shape]} (${new Date().toISOString()}, load ${load()})\n\n` +
     `${Math.round(r.requestsPerSecond)} req/s under the profiler (250 µs sampling), ${fmt(cpuPerRequest, 1)} µs server CPU per request (from /proc), ` +
     `${r.non2xx + r.errors} of ${r.total.toLocaleString("en")} answers not 2xx. ` +
     `Samples taken during the measured ${seconds} s only.\n\n` +
     breakdown;
   console.log(text);
   mkdirSync(join(repoRoot, "bench/results"), { recursive: true });
-  writeFileSync(join(repoRoot, "bench/results/cli-profile.md"), `${text}\n`);
-  writeFileSync(join(repoRoot, "bench/results/cli-profile.cpuprofile"), readFileSync(join(dir, file)));
-  log(`\nwritten: bench/results/cli-profile.md and cli-profile.cpuprofile (open it in Chrome DevTools)`);
-}
-
-// ---- instructions mode --------------------------------------------------------------------------------
-
-/** Instructions a process executed while `work` ran (callgrind, instrumentation switched on only for it). */
-async function instructionsDuring(pid: number, dir: string, work: () => Promise<void>, keepAs?: string): Promise<number> {
-  const control = (...args: string[]): void => {
-    const r = spawnSync("callgrind_control", [...args, String(pid)], { encoding: "utf8" });
-    if (r.status !== 0) throw new Error(`callgrind_control ${args.join(" ")} failed: ${r.stderr}`);
-  };
-  control("-z");
-  control("-i", "on");
-  await work();
-  control("-d");
-  control("-i", "off");
-  const dumps = readdirSync(dir).filter((f) => f.startsWith(`callgrind.out.${pid}.`)).sort((a, b) => Number(a.split(".").pop()) - Number(b.split(".").pop()));
-  const last = dumps.at(-1);
-  if (last === undefined) throw new Error("no callgrind dump");
-  const totals = /^totals:\s*(\d+)/m.exec(readFileSync(join(dir, last), "utf8"));
-  if (keepAs !== undefined) writeFileSync(keepAs, readFileSync(join(dir, last)));
-  rmSync(join(dir, last));
-  if (totals === null) throw new Error(`no totals in ${last}`);
-  return Number(totals[1]);
+  const name = `cli-profile-node${node.major}-${kind}-${shape}`;
+  writeFileSync(join(repoRoot, `bench/results/${name}.md`), `${text}\n`);
+  writeFileSync(join(repoRoot, `bench/results/${name}.cpuprofile`), readFileSync(join(dir, file)));
+  log(`\nwritten: bench/results/${name}.md and .cpuprofile (open it in Chrome DevTools)`);
 }
 
 /**
- * `--instructions`: the floor and `benchdata serve --db memory:` under valgrind's callgrind, instructions per
- * request over a fixed number of requests after a warm-up. Instruction counts do not depend on what else the
- * machine runs, so they compare commits on a busy machine where req/s cannot.
+ * `--instructions`: the floor and each server under valgrind's callgrind, instructions per request over a fixed
+ * number of requests after a warm-up. `--single-threaded` puts V8's compiler and collector on the main thread,
+ * so a count does not depend on when helper threads ran (callgrind counts every thread).
  */
-async function instructions(set: Settings, tmp: string, generator: LoadProcess): Promise<void> {
+async function instructions(tmp: string, generator: LoadProcess, cleanup: (() => Promise<void>)[], set: Settings): Promise<void> {
   const dir = join(tmp, "callgrind");
   mkdirSync(dir);
-  const wrapper = ["valgrind", "--tool=callgrind", "--instr-atstart=no", `--callgrind-out-file=${join(dir, "callgrind.out.%p")}`];
-  const amount = Math.round(Number(process.argv.find((a) => a.startsWith("--requests="))?.slice(11) ?? 5000));
+  const wrapper = callgrindWrapper(dir);
+  const amount = Math.round(Number(flag("requests") ?? 5000));
+  const shape = (flag("shape") ?? "spread") as Shape;
   const connections = 10;
-  const lines: string[] = [];
-  const measureOne = async (name: string, pid: number, url: string, requests: LoadRequest[]): Promise<number> => {
+  const nodes = set.nodes.map((n) => nodeRuntime(n, { refresh: has("refresh-node"), log }));
+  const rows: string[][] = [];
+  const tops: string[] = [];
+  mkdirSync(join(repoRoot, "bench/results"), { recursive: true });
+  const startedAt = Date.now();
+  const measureOne = async (name: string, pid: number, url: string, requests: LoadRequest[]): Promise<{ perRequest: number; dump: string }> => {
     const base = { url, connections, requests, seconds: 0 };
-    log(`${clock()} ${name}: warming up (${amount} requests under valgrind)`);
+    log(`${clock()} ${name}: warming up (${2 * amount} requests under valgrind)`);
     await generator.run({ ...base, amount });
     await generator.run({ ...base, amount });
     log(`${clock()} ${name}: counting ${amount} requests`);
     let result: { non2xx: number; errors: number } = { non2xx: 0, errors: 0 };
-    mkdirSync(join(repoRoot, "bench/results"), { recursive: true });
-    const keep = join(repoRoot, `bench/results/callgrind-${name.replace(/[^a-z0-9]+/gi, "-")}.out`);
+    const dump = join(repoRoot, `bench/results/callgrind-${name.replace(/[^a-z0-9]+/gi, "-")}.out`);
     const ir = await instructionsDuring(pid, dir, async () => {
       result = await generator.run({ ...base, amount });
-    }, keep);
+    }, dump);
     if (result.non2xx + result.errors > 0) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-    const per = ir / amount;
-    log(`${clock()} ${name}: ${Math.round(per).toLocaleString("en")} instructions per request`);
-    return per;
+    log(`${clock()} ${name}: ${Math.round(ir / amount).toLocaleString("en")} instructions per request`);
+    return { perRequest: ir / amount, dump };
   };
-  const floorServer = await startTarget({ name: "floor", script: "bench/lib/target-node-floor.ts", wrapper });
-  let floor: number;
-  try {
-    floor = await measureOne("floor", floorServer.pid as number, floorServer.url + "/", [{ method: "GET", path: "/" }]);
-  } finally {
-    await floorServer.stop();
-  }
-  const shape = (process.argv.find((a) => a.startsWith("--shape="))?.slice(8) ?? "spread") as Shape;
-  const startedAt = Date.now();
-  // --perf-basic-prof: V8 writes /tmp/perf-<pid>.map, which names the JIT code callgrind sees only as addresses.
-  const { store, db } = measuredStore(tmp, "--instructions");
-  const s = await startStore(store, db, tmp, { wrapper, nodeArgs: ["--perf-basic-prof", "--no-logfile-per-isolate", `--logfile=${join(dir, "v8.log")}`] });
-  let served: number;
-  let top = "";
-  try {
-    const target = targetsOf(s).find((t) => t.shape === shape) as Target;
-    served = await measureOne(`${store}, ${shape}`, s.server.pid, s.server.url + PATH, target.requests(1));
-    const dump = join(repoRoot, `bench/results/callgrind-${store}-${shape.replace(/[^a-z0-9]+/gi, "-")}.out`);
-    const map = `/tmp/perf-${s.server.pid}.map`;
-    const costs = selfCosts(dump, existsSync(map) ? map : null);
-    const rows = [...costs].sort((a, b) => b[1] - a[1]).slice(0, 40);
-    top = table(["function (self)", "instructions per request", "share"], rows.map(([name, ir]) => [name.replace(/\|/g, "\\|").slice(0, 110), Math.round(ir / amount).toLocaleString("en"), `${((100 * ir) / (served * amount)).toFixed(1)}%`]));
-    // Kept beside the dump (callgrind-jit.ts reads both), and not left in /tmp: neither this one nor those of
-    // the server's child processes (which inherit the flag), recognised by this checkout's path inside.
-    if (existsSync(map)) writeFileSync(dump.replace(/\.out$/, ".map"), readFileSync(map));
-    for (const file of readdirSync("/tmp").filter((f) => /^perf-\d+\.map$/.test(f))) {
-      const path = join("/tmp", file);
-      if (statSync(path).mtimeMs >= startedAt && readFileSync(path, "utf8").includes(repoRoot)) rmSync(path);
+  const nodeArgs = ["--single-threaded", "--perf-basic-prof", "--no-logfile-per-isolate", `--logfile=${join(dir, "v8.log")}`];
+  for (const node of nodes) {
+    const floorServer = await startTarget({ name: "floor", script: "bench/lib/target-node-floor.ts", wrapper, node: node.bin, nodeArgs: ["--single-threaded"] });
+    let floor: number;
+    try {
+      floor = (await measureOne(`floor node${node.major}`, floorServer.pid as number, floorServer.url + "/", [{ method: "GET", path: "/" }])).perRequest;
+    } finally {
+      await floorServer.stop();
     }
-  } finally {
-    await s.server.stop();
+    rows.push([`Node ${node.major}`, "node:http floor", Math.round(floor).toLocaleString("en"), "1.00"]);
+    for (const kind of set.stores) {
+      // --perf-basic-prof: V8 writes /tmp/perf-<pid>.map, which names the JIT code callgrind sees only as addresses.
+      const s = await startOne(kind, node, tmp, cleanup, { wrapper, nodeArgs });
+      try {
+        const target = targetsOf(s, [shape])[0] as Target;
+        const { perRequest, dump } = await measureOne(`${kind} ${shape} node${node.major}`, s.pid, s.url + PATH, target.requests(1));
+        rows.push([`Node ${node.major}`, kind === "peer" ? "the assembled peer" : `benchdata serve --db ${kind}`, Math.round(perRequest).toLocaleString("en"), (floor / perRequest).toFixed(3)]);
+        const map = `/tmp/perf-${s.pid}.map`;
+        const costs = selfCosts(dump, existsSync(map) ? map : null);
+        const top = [...costs].sort((a, b) => b[1] - a[1]).slice(0, 30);
+        tops.push(
+          `## ${kind}, ${shape}, Node ${node.version}: the 30 functions with the most instructions of their own\n\n` +
+            table(["function (self)", "instructions per request", "share"], top.map(([name, ir]) => [name.replace(/\|/g, "\\|").slice(0, 110), Math.round(ir / amount).toLocaleString("en"), `${((100 * ir) / (perRequest * amount)).toFixed(1)}%`])),
+        );
+        // Kept beside the dump (callgrind-jit.ts reads both).
+        if (existsSync(map)) writeFileSync(dump.replace(/\.out$/, ".map"), readFileSync(map));
+      } finally {
+        await s.stop();
+      }
+    }
   }
-  lines.push(
-    `# Instructions per request (callgrind, ${amount} requests after ${2 * amount} of warm-up, ${connections} connections; ${new Date().toISOString()})`,
+  // Not left in /tmp: the perf maps of this run's servers and of their child processes (which inherit the flag),
+  // recognised by this checkout's path inside.
+  for (const file of readdirSync("/tmp").filter((f) => /^perf-\d+\.map$/.test(f))) {
+    const path = join("/tmp", file);
+    if (statSync(path).mtimeMs >= startedAt && readFileSync(path, "utf8").includes(repoRoot)) rmSync(path);
+  }
+  const text = [
+    `# Instructions per request (callgrind, --single-threaded; ${amount} requests after ${2 * amount} of warm-up, ${connections} connections, ${SHAPE_LABEL[shape]}; ${new Date().toISOString()})`,
     "",
-    "| server | instructions per request | ratio to the floor's |",
-    "|---|---:|---:|",
-    `| node:http floor | ${Math.round(floor).toLocaleString("en")} | 1.00 |`,
-    `| benchdata serve --db ${store === "memory" ? "memory:" : "sqlite:"}, ${shape} | ${Math.round(served).toLocaleString("en")} | ${(floor / served).toFixed(3)} |`,
+    table(["Node", "server", "instructions per request", "floor's ÷ server's"], rows),
     "",
     "The dumps are kept in bench/results/callgrind-*.out (`callgrind_annotate` reads them; JIT code is named by",
-    "`npx tsx bench/lib/callgrind-jit.ts <dump> <perf map>`, as below).",
+    "`npx tsx bench/lib/callgrind-jit.ts <dump> <map>`, as below).",
     "",
-    `## benchdata serve on ${store}, ${shape}: the 40 functions with the most instructions of their own`,
-    "",
-    top,
-  );
-  const text = lines.join("\n");
+    ...tops.map((t) => `${t}\n`),
+  ].join("\n");
   console.log(`\n${text}`);
-  mkdirSync(join(repoRoot, "bench/results"), { recursive: true });
   writeFileSync(join(repoRoot, "bench/results/cli-instructions.md"), `${text}\n`);
 }
 
 // ---- main -----------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const set = settings(process.argv.slice(2));
+  const set = settings();
   const started = Date.now();
   ensureBuilt();
   const tmp = mkdtempSync(join(tmpdir(), "benchdata-cli-bench-"));
   const notes: string[] = process.env.BENCH_SOURCE_NOTE ? [process.env.BENCH_SOURCE_NOTE] : [];
-  const servers: StoreServer[] = [];
-  let floorServer: RunningTarget | null = null;
+  const servers: Server[] = [];
+  const floorServers = new Map<number, RunningTarget>();
+  const cleanup: (() => Promise<void>)[] = [];
   let generator: LoadProcess | null = null;
-  let pgDb: Awaited<ReturnType<typeof createTestDatabase>> | null = null;
   try {
     log(`${clock()} load average ${load()}; starting the load generator`);
     generator = await startLoadProcess();
-    if (set.profile) return await profile(set, tmp, generator);
-    if (process.argv.includes("--instructions")) return await instructions(set, tmp, generator);
-    floorServer = await startTarget({ name: "node:http floor", script: "bench/lib/target-node-floor.ts" });
-    log(`${clock()} floor: listening on ${floorServer.url} (pid ${floorServer.pid})`);
-    for (const store of set.stores) {
-      let db: string;
-      if (store === "memory") db = "memory:";
-      else if (store === "sqlite") db = `sqlite:${join(tmp, "bench.db")}`;
-      else {
-        if (!(await pgReachable())) {
-          notes.push("PostgreSQL unreachable: left out.");
+    if (has("profile")) return await profile(tmp, generator, cleanup, set);
+    if (has("instructions")) return await instructions(tmp, generator, cleanup, set);
+    const nodes = set.nodes.map((n) => nodeRuntime(n, { refresh: has("refresh-node"), log }));
+    for (const node of nodes) {
+      log(`${clock()} Node ${node.major}: ${node.version} (${node.source}, ${node.bin})`);
+      const f = await startTarget({ name: `node:http floor on Node ${node.major}`, script: "bench/lib/target-node-floor.ts", node: node.bin });
+      floorServers.set(node.major, f);
+      log(`${clock()} floor on Node ${node.major}: listening on ${f.url} (pid ${f.pid})`);
+      for (const kind of set.stores) {
+        if (kind === "peer") {
+          servers.push(await startPeer(node, tmp));
+          continue;
+        }
+        if (kind === "sqlite" && needsCompiledSqlite(node)) {
+          notes.push(`SQLite left out on Node ${node.major}: the tree's better-sqlite3 is compiled for the machine's Node (run such a Node's tests through a copy, as .ci/node24 does).`);
+          continue;
+        }
+        const where = await storeUrl(kind, tmp, node, cleanup);
+        if (where === null) {
+          if (!notes.includes("PostgreSQL unreachable: left out.")) notes.push("PostgreSQL unreachable: left out.");
           log(`${clock()} postgres: unreachable, left out`);
           continue;
         }
-        pgDb = await createTestDatabase();
-        log(`${clock()} postgres: created database ${pgDb.name}`);
-        db = pgDb.url;
+        servers.push(await startStore(kind, node, where, tmp));
       }
-      servers.push(await startStore(store, db, tmp));
     }
-    const perMinute = Math.min(...servers.map((s) => s.perMinute));
+    const perMinute = Math.min(...servers.filter((s) => s.kind !== "peer").map((s) => s.perMinute), WANTED_PER_MINUTE);
     if (perMinute < WANTED_PER_MINUTE) notes.push(`the CLI caps a key at ${perMinute.toLocaleString("en")} requests per minute: a hot shape faster than ${Math.round((2 * perMinute) / 60).toLocaleString("en")} req/s would be refused, so the hot shape takes a fresh pair of keys each round (a key's window then holds at most one run's requests).`);
 
-    const floor: Target = { name: "floor", store: "floor", shape: null, url: floorServer.url, requests: () => [{ method: "GET", path: "/" }], cpuMs: (floorServer as RunningTarget).cpuMs };
-    const targets = servers.flatMap(targetsOf);
-    const runs = new Map<Target, Run[]>([[floor, []], ...targets.map((t): [Target, Run[]] => [t, []])]);
+    const floors = new Map<number, Target>(
+      nodes.map((node) => {
+        const f = floorServers.get(node.major) as RunningTarget;
+        return [node.major, { name: `floor, Node ${node.major}`, kind: "floor", node, shape: null, url: f.url, requests: () => [{ method: "GET", path: "/" }], cpuMs: f.cpuMs }];
+      }),
+    );
+    const targets = servers.flatMap((s) => targetsOf(s, set.shapes));
+    const runs = new Map<Target, Run[]>([...floors.values(), ...targets].map((t): [Target, Run[]] => [t, []]));
     const byRound: string[] = [];
-    const perRoundHotSpread = new Map<Store, number[]>();
+    const hotSpread = new Map<string, number[]>();
+    const plan = nodes.flatMap((node) => sequence(targets.filter((t) => t.node === node), floors.get(node.major) as Target));
     for (let round = 1; round <= set.rounds; round++) {
       byRound.push(`${clock()} ${load()}`);
       log(`\n${clock()} round ${round}/${set.rounds} (load average ${load()})`);
-      const order = sequence(round % 2 === 0 ? [...targets].reverse() : targets, floor);
+      const order = round % 2 === 0 ? [...plan].reverse() : plan;
       const done: { target: Target; run: Run }[] = [];
       for (const target of order) {
         const run = await measure(generator, target, set, round);
@@ -632,44 +726,52 @@ async function main(): Promise<void> {
         (runs.get(target) as Run[]).push(run);
         const refused = run.non2xx + run.errors === 0 ? "" : `, ${run.non2xx} non-2xx + ${run.errors} errors ${JSON.stringify(run.statusCodes)}`;
         const db = run.dbCpuMicrosPerRequest === null ? "" : ` + ${run.dbCpuMicrosPerRequest.toFixed(0)} µs DB`;
-        log(`${run.at}   ${target.name.padEnd(20)} ${Math.round(run.requestsPerSecond).toString().padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  ${fmt(run.serverCpuMicrosPerRequest, 0)} µs CPU/req${db}${refused}`);
+        log(`${run.at}   ${target.name.padEnd(28)} ${Math.round(run.requestsPerSecond).toString().padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  ${fmt(run.serverCpuMicrosPerRequest, 0)} µs CPU/req${db}${refused}`);
       }
-      // Ratios: each target run over the mean of the floor runs nearest before and after it in this round.
-      const ratios = new Map<Target, number>();
+      // Ratios: each target run over the mean of its Node's floor runs nearest before and after it in this round.
       done.forEach(({ target, run }, i) => {
-        if (target === floor) return;
+        if (target.kind === "floor") return;
+        const floor = floors.get(target.node.major);
         const before = done.slice(0, i).reverse().find((d) => d.target === floor)?.run;
         const after = done.slice(i + 1).find((d) => d.target === floor)?.run;
         const near = [before, after].filter((r): r is Run => r !== undefined);
         const floorRps = near.reduce((n, r) => n + r.requestsPerSecond, 0) / near.length;
         run.floorRequestsPerSecond = floorRps;
         run.ratio = run.requestsPerSecond / floorRps;
-        ratios.set(target, run.ratio);
       });
-      log(`${clock()} round ${round} ratios: ${targets.map((t) => `${t.name} ${fmt(ratios.get(t) ?? null)}`).join(", ")}`);
+      const ratioOf = (node: NodeRuntime, kind: Kind, shape: Shape): number | undefined => done.find((d) => d.target.node === node && d.target.kind === kind && d.target.shape === shape)?.run.ratio;
+      for (const { target, run } of done) {
+        if (target.kind === "floor" || target.kind === "peer" || run.ratio === undefined) continue;
+        const peer = ratioOf(target.node, "peer", target.shape as Shape);
+        if (peer !== undefined) run.peerRatio = run.ratio / peer;
+      }
+      log(`${clock()} round ${round} ratios: ${done.filter((d) => d.target.kind !== "floor").map((d) => `${d.target.name} ${fmt(d.run.ratio)}${d.run.peerRatio === undefined ? "" : ` (peer ×${fmt(d.run.peerRatio)})`}`).join(", ")}`);
       for (const s of servers) {
-        const [hot, spread] = targets.filter((t) => t.store === s.store);
-        const h = hot && ratios.get(hot);
-        const sp = spread && ratios.get(spread);
-        if (h !== undefined && sp !== undefined) perRoundHotSpread.set(s.store, [...(perRoundHotSpread.get(s.store) ?? []), h / sp]);
+        const h = ratioOf(s.node, s.kind, "hot");
+        const sp = ratioOf(s.node, s.kind, "spread");
+        const key = `${s.kind} on Node ${s.node.major}`;
+        if (h !== undefined && sp !== undefined) hotSpread.set(key, [...(hotSpread.get(key) ?? []), h / sp]);
       }
     }
-    const floorRuns = runs.get(floor) as Run[];
-    const results = targets.map((t) => summarise(t, runs.get(t) as Run[], floorRuns));
-    const hotOverSpread = new Map<Store, number | null>(servers.map((s) => [s.store, median(perRoundHotSpread.get(s.store) ?? [])]));
+    const results = targets.map((t) => summarise(t, runs.get(t) as Run[]));
+    const hotOverSpread = new Map<string, number | null>([...hotSpread].map(([k, v]) => [k, median(v)]));
     const report: Report = {
       startedAt: new Date(started).toISOString(),
       minutes: (Date.now() - started) / 60_000,
       settings: set,
-      machine: machine(),
+      machine: machine(nodes),
       loadAverage: { start: byRound[0]?.split(" ").slice(1).join(" ") ?? load(), end: load(), byRound },
       perMinute,
       notes,
-      floor: {
-        requestsPerSecond: median(floorRuns.map((r) => r.requestsPerSecond)),
-        cpuMicrosPerRequest: median(floorRuns.map((r) => r.serverCpuMicrosPerRequest).filter((x): x is number => x !== null)),
-        runs: floorRuns,
-      },
+      floors: [...floors.values()].map((f) => {
+        const floorRuns = runs.get(f) as Run[];
+        return {
+          node: f.node.version,
+          requestsPerSecond: median(floorRuns.map((r) => r.requestsPerSecond)),
+          cpuMicrosPerRequest: median(floorRuns.map((r) => r.serverCpuMicrosPerRequest).filter((x): x is number => x !== null)),
+          runs: floorRuns,
+        };
+      }),
       results,
       hotOverSpread: Object.fromEntries(hotOverSpread),
       checks: checks(results, hotOverSpread),
@@ -682,15 +784,10 @@ async function main(): Promise<void> {
     writeFileSync(join(dir, "cli-latest.md"), `${text}\n`);
     log(`\nwritten: bench/results/cli-latest.md and cli-latest.json`);
   } finally {
-    for (const s of servers) await s.server.stop();
-    await floorServer?.stop();
+    for (const s of servers) await s.stop();
+    for (const f of floorServers.values()) await f.stop();
     generator?.stop();
-    if (pgDb !== null) {
-      await pgDb.drop().then(
-        () => log(`${clock()} postgres: dropped ${pgDb?.name}`),
-        (error: unknown) => log(`could not drop ${pgDb?.name}: ${String(error)}`),
-      );
-    }
+    for (const step of cleanup) await step();
     rmSync(tmp, { recursive: true, force: true });
   }
 }

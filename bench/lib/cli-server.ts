@@ -31,6 +31,8 @@ export interface CliServerOptions {
   env?: Record<string, string>;
   /** A command Node runs under, e.g. `["valgrind", "--tool=callgrind"]`. */
   wrapper?: string[];
+  /** The Node binary (default: the one running this code). */
+  node?: string;
   /** Working directory (where --cpu-prof writes by default). */
   cwd?: string;
   /** The command that runs the CLI instead of `node CLI_BIN`, e.g. `["bun", CLI_BIN]` or a single executable. */
@@ -46,12 +48,13 @@ export function startCliServer(options: CliServerOptions): Promise<CliServer> {
   if (options.configFile !== undefined) serveArgs.push("--config", options.configFile);
   const args = [...(options.nodeArgs ?? []), CLI_BIN, ...serveArgs];
   const wrapper = options.wrapper ?? [];
+  const node = options.node ?? process.execPath;
   const [file, argv] =
     options.command !== undefined
       ? [options.command[0] as string, [...options.command.slice(1), ...serveArgs]]
       : wrapper.length > 0
-        ? [wrapper[0] as string, [...wrapper.slice(1), process.execPath, ...args]]
-        : [process.execPath, args];
+        ? [wrapper[0] as string, [...wrapper.slice(1), node, ...args]]
+        : [node, args];
   const child: ChildProcess = spawn(file, argv, {
     cwd: options.cwd ?? repoRoot,
     // A PostgreSQL deployment must configure the operator key sealing webhook secrets (a fixed one will do here).

@@ -28,6 +28,10 @@ export interface HttpTarget {
   sideCpuMs?: () => number | null;
   /** A command the runtime runs under, e.g. `["valgrind", "--tool=callgrind"]` (Node targets only). */
   wrapper?: string[];
+  /** The Node binary of a Node target (default: the one running the bench). */
+  node?: string;
+  /** Extra Node flags of a Node target, e.g. `--cpu-prof`. */
+  nodeArgs?: string[];
 }
 
 /** What a target is asked: one request, or `requests` that every connection cycles through (e.g. one per API key). */
@@ -68,9 +72,10 @@ function command(target: HttpTarget): [string, string[]] {
   if (target.runtime === "bun") return [join(repoRoot, "node_modules/.bin/bun"), [script]];
   if (target.runtime === "deno") return [join(repoRoot, "node_modules/.bin/deno"), ["run", "-A", "--no-check", script]];
   // `--import tsx` runs TypeScript in this one process (the tsx CLI would add a parent process).
-  const args = ["--import", "tsx", script];
-  if (target.wrapper !== undefined && target.wrapper.length > 0) return [target.wrapper[0] as string, [...target.wrapper.slice(1), process.execPath, ...args]];
-  return [process.execPath, args];
+  const node = target.node ?? process.execPath;
+  const args = [...(target.nodeArgs ?? []), "--import", "tsx", script];
+  if (target.wrapper !== undefined && target.wrapper.length > 0) return [target.wrapper[0] as string, [...target.wrapper.slice(1), node, ...args]];
+  return [node, args];
 }
 
 /** Spawn a target's server and resolve once it prints `listening <port>` (rejects after 30 s). */

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
 // Linux reports CPU time in clock ticks, 100 per second nearly everywhere.
@@ -40,4 +41,30 @@ export function loadAverage(): [number, number, number] | null {
   } catch {
     return null;
   }
+}
+
+/** CPU time (user + system, ms) used so far by the given processes; those gone meanwhile count nothing. */
+export function cpuMsOfPids(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return ticks * TICK_MS;
+}
+
+/**
+ * The PostgreSQL backends connected to `database` now (pg_stat_activity, through psql as user postgres on
+ * 127.0.0.1), so that a measurement counts its own database's work and not that of whatever else the server
+ * is doing (other databases' tests).
+ */
+export function pgBackendPids(database: string): number[] {
+  const r = spawnSync("psql", ["-At", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-c", `SELECT pid FROM pg_stat_activity WHERE datname = '${database.replace(/'/g, "''")}'`], { encoding: "utf8" });
+  if (r.status !== 0) return [];
+  return r.stdout.split("\n").filter((line) => /^\d+$/.test(line)).map(Number);
 }
