@@ -682,6 +682,8 @@ async function main(): Promise<void> {
     if (has("profile")) return await profile(tmp, generator, cleanup, set);
     if (has("instructions")) return await instructions(tmp, generator, cleanup, set);
     const nodes = set.nodes.map((n) => nodeRuntime(n, { refresh: has("refresh-node"), log }));
+    // Read before the run: the commit measured, not the one checked out by the time the report is written.
+    const host = machine(nodes);
     for (const node of nodes) {
       log(`${clock()} Node ${node.major}: ${node.version} (${node.source}, ${node.bin})`);
       const f = await startTarget({ name: `node:http floor on Node ${node.major}`, script: "bench/lib/target-node-floor.ts", node: node.bin });
@@ -763,7 +765,7 @@ async function main(): Promise<void> {
       startedAt: new Date(started).toISOString(),
       minutes: (Date.now() - started) / 60_000,
       settings: set,
-      machine: machine(nodes),
+      machine: host,
       loadAverage: { start: byRound[0]?.split(" ").slice(1).join(" ") ?? load(), end: load(), byRound },
       perMinute,
       notes,
