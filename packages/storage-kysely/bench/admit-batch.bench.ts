@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import type { AdmitInput, AdmitQuota, KeyLookup } from "@benchdata/core";
-import { cpuMsOfCommand } from "../../../bench/lib/process-cpu.ts";
+import { cpuMsOfCommand, cpuMsOfPids } from "../../../bench/lib/process-cpu.ts";
 import { openStorage } from "../src/open-storage.ts";
 import type { OpenedStorage } from "../src/open-storage.ts";
 import { createTestDatabase } from "../src/test-support/pg-test-database.ts";
@@ -25,23 +25,6 @@ const KEYS_PER_ACCOUNT = 50;
 const CALLERS = 50;
 // Stamps per window (PREFILL=n to see what the window's size costs).
 const PREFILL = Number(process.env.PREFILL ?? 150);
-// Linux reports CPU time in clock ticks of 10 ms.
-const TICK_MS = 10;
-
-/** CPU ms (user + system) of the given processes so far. */
-function cpuMsOfPids(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return ticks * TICK_MS;
-}
 
 /** The server's current WAL position, in bytes. */
 async function walLsn(client: pg.Client): Promise<number> {
