@@ -44,7 +44,7 @@ const STEPS: [RegExp, string][] = [
   [/\/adapter-node\/src\/bridge-(response|write|headers)\.ts|\/core\/src\/http\/(reply|request-id)\.ts|\/core\/src\/http\/data\/round-output\.ts|\/fast-json-stringify\//, "serialisation: the answer, its headers, the write"],
   // undici's Request and Response are what the bridge builds (Node's own code, but the bridge's cost).
   [/\/adapter-node\/src\/|^node:internal\/deps\/undici\//, "bridge: node:http to Request and back"],
-  [/\/itty-router\/|\/core\/src\/http\/(base-router|route|create-app|request-url|fail-closed)\.ts|\/find-my-way\//, "router"],
+  [/\/itty-router\/|\/core\/src\/http\/(base-router|route|create-app|request-url|fail-closed-storage|access-log|route-metrics|no-route)\.ts|\/find-my-way\//, "router"],
   [/\/core\/src\/http\/data\/data-pipeline\.ts/, "pipeline: the checks around the admission"],
   [/\/core\/src\/(storage|rate-limit|quota|billing)\/|\/storage-kysely\/(src|dist)\/|\/better-sqlite3(-13)?\/|\/(pg|pg-protocol|pg-pool|pg-types)\/|\/kysely\/|\/@fastify\/rate-limit\/|\/toad-cache\//, "admission: limits in the store"],
   [/\/core\/src\/|\/valibot\/|\/ajv\/|\/@fastify\/ajv-compiler\/|\/bench\/lib\/target-peer\.ts/, "handler: query, cell, rank, sentence"],

@@ -11,7 +11,7 @@ export { openSqlite, runtimeSqliteDriver, withSqliteCode } from "./sqlite/driver
 export type { OpenSqliteOptions, SqliteDatabase, SqliteDriverName, SqliteStatement } from "./sqlite/driver.ts";
 export type { PostgresStorageOptions } from "./postgres/postgres-storage.ts";
 export { createPostgresStorage } from "./postgres/postgres-storage.ts";
-export { isPostgresUnavailable, isSqliteUnavailable, StorageUnavailableError } from "./fail-closed.ts";
+export { isPostgresUnavailable, isSqliteUnavailable, StorageUnavailableError } from "./database-unavailable.ts";
 export type { ImportOptions, ImportSummary } from "./import/import-observations.ts";
 export { formatOfPath, importFile, importObservations } from "./import/import-observations.ts";
 export type { ImportFormat, ImportSource } from "./import/read-rows.ts";

@@ -5,6 +5,7 @@
  * `{detail, code, status}` shape, so the header is the correlation id.
  */
 import type { Clock, RandomSource } from "../clock/clock.ts";
+import type { ClientInfo } from "./app-options.ts";
 
 /** The response header (lower-cased, as stored in Headers). */
 export const REQUEST_ID_HEADER = "x-request-id";
@@ -91,4 +92,30 @@ export function stampRequestId(response: Response, id: string): Response {
     const copy = new Response(response.body, response);
     return stampRequestId(copy, id);
   }
+}
+
+/** A listener's handler: a request, and what the adapter knows of its connection, to the answer. */
+export type Handler = (request: Request, ctx?: ClientInfo) => Promise<Response>;
+
+/** Told of each answer with its request's id and `performance.now()` at its arrival (the access log). */
+export type AnswerObserver = (request: Request, response: Response, id: string, start: number) => void;
+
+/**
+ * `handler` with every answer carrying `X-Request-Id` (echoed when sane, else generated), which its log lines
+ * carry too; `observe`, when given, sees each answer before it is stamped.
+ */
+export function withRequestIds(handler: Handler, clock: Clock, random: RandomSource, observe: AnswerObserver | null): Handler {
+  if (observe === null)
+    return (request, ctx) => {
+      const id = assignRequestId(request, clock, random);
+      return handler(request, ctx).then((response) => stampRequestId(response, id));
+    };
+  return (request, ctx) => {
+    const id = assignRequestId(request, clock, random);
+    const start = performance.now();
+    return handler(request, ctx).then((response) => {
+      observe(request, response, id, start);
+      return stampRequestId(response, id);
+    });
+  };
 }

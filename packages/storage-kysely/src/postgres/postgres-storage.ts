@@ -51,7 +51,7 @@ import {
 } from "@benchdata/core";
 import { cachedBenchmarks, DEFAULT_CACHE_TTL_MS } from "../cells/cached-benchmarks.ts";
 import { encodeFloat64, encodeUint32 } from "../cells/cell-codec.ts";
-import { failClosed, isPostgresUnavailable, mapUnavailable } from "../fail-closed.ts";
+import { failClosed, isPostgresUnavailable, mapUnavailable } from "../database-unavailable.ts";
 import { batcher } from "../batch/batcher.ts";
 import { registerImportBackend, RowCodec } from "../import/staging.ts";
 import type { ReplacedPeriod, StagedRow, Staging } from "../import/staging.ts";

@@ -72,7 +72,7 @@ import {
 } from "@benchdata/core";
 import { cachedBenchmarks, DEFAULT_CACHE_TTL_MS } from "../cells/cached-benchmarks.ts";
 import { encodeFloat64, encodeUint32 } from "../cells/cell-codec.ts";
-import { failClosed, isSqliteUnavailable } from "../fail-closed.ts";
+import { failClosed, isSqliteUnavailable } from "../database-unavailable.ts";
 import { registerImportBackend } from "../import/staging.ts";
 import { batcher } from "../batch/batcher.ts";
 import type { SqlStorage } from "../sql-storage.ts";

@@ -3,7 +3,7 @@ import { ServiceError } from "../../errors/service-error.ts";
 import { effectiveLimits } from "../../config/config.ts";
 import { newId } from "../../ids/new-id.ts";
 import { ok } from "../reply.ts";
-import { accountOf, defineConsoleRoute } from "./console-route.ts";
+import { accountOf, defineConsoleRoute } from "./define-console-route.ts";
 import { InvoiceSchema, invoiceView, listOf } from "./views.ts";
 
 /** GET /invoices. */

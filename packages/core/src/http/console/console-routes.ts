@@ -1,9 +1,9 @@
 /** Every console operation, in the order the OpenAPI document lists them. */
 import { listInvoices, retryBilling } from "./billing.ts";
-import type { AnyConsoleRoute } from "./console-route.ts";
+import type { AnyConsoleRoute } from "./define-console-route.ts";
 import { getEnvironments } from "./environments.ts";
 import { createKey, getKey, listKeys, revokeKey, rotateKey } from "./keys.ts";
-import { getAccount, signIn, signOut } from "./session.ts";
+import { getAccount, signIn, signOut } from "./sign-in.ts";
 import { usageDaily, usageSummary } from "./usage.ts";
 import { createWebhook, deleteWebhook, enableWebhook, getWebhook, listDeliveries, listWebhooks, recoverWebhook, retryDelivery, rotateWebhookSecret, testWebhooks } from "./webhooks.ts";
 

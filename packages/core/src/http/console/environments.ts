@@ -2,7 +2,7 @@
 import * as v from "valibot";
 import type { ServiceConfig } from "../../config/config.ts";
 import { ok } from "../reply.ts";
-import { defineConsoleRoute } from "./console-route.ts";
+import { defineConsoleRoute } from "./define-console-route.ts";
 
 /** How to reach the data API with one environment's keys: the origin to call, and the `Host` header to send when the origin alone does not select the environment. */
 export interface EnvironmentAccess {

@@ -7,7 +7,7 @@ import type { Scope } from "../../scopes/scopes.ts";
 import { SCOPE_MIN_TIER, SCOPES, scopesBeyondTier, tierPermits } from "../../scopes/scopes.ts";
 import type { ApiKeyRecord } from "../../storage/types.ts";
 import { ok } from "../reply.ts";
-import { accountOf, defineConsoleRoute, INVALID_SESSION, notFound } from "./console-route.ts";
+import { accountOf, defineConsoleRoute, INVALID_SESSION, notFound } from "./define-console-route.ts";
 import { KeySchema, KeyWithSecretSchema, keyView, listOf } from "./views.ts";
 
 const KEY_ID = { key_id: "The key's identifier (`key_…`)." };

@@ -5,7 +5,7 @@ import { effectiveLimits } from "../../config/config.ts";
 import { DAILY_USAGE_MAX_DAYS } from "../../config/retention-bounds.ts";
 import { integerParam } from "../data/query-params.ts";
 import { ok } from "../reply.ts";
-import { accountOf, defineConsoleRoute } from "./console-route.ts";
+import { accountOf, defineConsoleRoute } from "./define-console-route.ts";
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 

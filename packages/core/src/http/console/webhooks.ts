@@ -10,7 +10,7 @@ import type { WebhookRecord } from "../../storage/types.ts";
 import { plaintextSecretBox } from "../../webhooks/secret-box.ts";
 import { integerParam } from "../data/query-params.ts";
 import { ok } from "../reply.ts";
-import { defineConsoleRoute, INVALID_SESSION, notFound } from "./console-route.ts";
+import { defineConsoleRoute, INVALID_SESSION, notFound } from "./define-console-route.ts";
 import { checkUrlSyntax } from "./webhook-url.ts";
 import { DeliverySchema, listOf, WebhookSchema, WebhookWithSecretSchema, webhookView, deliveryView } from "./views.ts";
 

@@ -15,7 +15,7 @@ import { ENDPOINT_SCOPES, SCOPE_MIN_TIER, tierPermits } from "../../scopes/scope
 import type { AccountRecord, AdmitInput, AdmitQuota, AdmitResult, ApiKeyRecord, KeyLookup, Storage, TierLimits, WindowInfo } from "../../storage/types.ts";
 import type { AppContext, ClientInfo } from "../app-options.ts";
 import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
-import { unavailable } from "../fail-closed.ts";
+import { unavailable } from "../fail-closed-storage.ts";
 import { parseQuery } from "../query.ts";
 import { asServiceError, describeError, JSON_TYPE, NOSNIFF } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";

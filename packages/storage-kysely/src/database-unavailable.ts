@@ -1,5 +1,5 @@
 /**
- * Fail closed: when the database cannot be reached, every storage method rejects with the contract's
+ * When the database cannot be reached, every storage method rejects with the contract's
  * 503 `service.unavailable` (the HTTP layer then answers 503, never an uncounted 200). Other errors
  * (constraint violations, bugs) pass through unchanged.
  */

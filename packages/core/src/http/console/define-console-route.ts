@@ -10,14 +10,14 @@ import type { Clock } from "../../clock/clock.ts";
 import type { AppContext, ClientInfo, ConsoleAuth } from "../app-options.ts";
 import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
 import { addressAllowed, clientAddressOf } from "../data/key-checks.ts";
-import { unavailable } from "../fail-closed.ts";
+import { unavailable } from "../fail-closed-storage.ts";
 import type { QuerySchema } from "../query.ts";
 import { parseQuery } from "../query.ts";
 import { readBody } from "../read-json-body.ts";
 import type { Reply } from "../reply.ts";
 import { asServiceError, errorResponse, replyResponse } from "../reply.ts";
 import { requestIdOf } from "../request-id.ts";
-import { checkCsrf, presentedSession } from "./console-session.ts";
+import { checkCsrf, presentedSession } from "./session-cookie.ts";
 import type { Route, RouteDoc } from "../route.ts";
 
 /** The console's base path. */

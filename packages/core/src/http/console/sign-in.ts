@@ -7,8 +7,8 @@ import { generateSessionToken, isSessionToken, isSignInToken, sessionLifetimeMs 
 import { scopesForTier, SCOPES, TIERS } from "../../scopes/scopes.ts";
 import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
 import { ok } from "../reply.ts";
-import { accountOf, checkConsoleAddress, defineConsoleRoute } from "./console-route.ts";
-import { checkCsrf, clearedSessionCookie, presentedSession, sessionCookie } from "./console-session.ts";
+import { accountOf, checkConsoleAddress, defineConsoleRoute } from "./define-console-route.ts";
+import { checkCsrf, clearedSessionCookie, presentedSession, sessionCookie } from "./session-cookie.ts";
 
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
