@@ -78,6 +78,10 @@ export type { XbrlSnapshot } from "./merchant/xbrl-instance.ts";
 export { decimalText, XBRL_CONCEPTS, XBRL_MERCHANT_SCHEME, XBRL_NAMESPACE, XBRL_SCHEMA_URL, xbrlInstance, xmlEscape } from "./merchant/xbrl-instance.ts";
 
 export type * from "./storage/types.ts";
+export type { Json } from "./audit/canonical-json.ts";
+export { canonicalJson } from "./audit/canonical-json.ts";
+export type { AuditAction, AuditBreak, AuditChainBreak, AuditDraft, AuditEntry, AuditFacts, AuditHead, AuditVerification } from "./audit/audit-entry.ts";
+export { AUDIT_ACTIONS, AUDIT_GENESIS_HASH, auditDraft, auditEntryJson, auditEntryBreak, auditEntryHash, auditPersonalDigest, chainAuditEntry, isAuditAction, verifyAuditChain } from "./audit/audit-entry.ts";
 export { createMemoryStorage } from "./storage/memory-storage.ts";
 
 export type { DeepPartial, RetentionConfig, ServiceConfig, Target } from "./config/config.ts";

@@ -3,7 +3,7 @@ import { ulid } from "ulid";
 import type { Clock, RandomSource } from "../clock/clock.ts";
 
 /** The contract's identifier prefixes. */
-export type IdPrefix = "acc" | "key" | "wh" | "evt" | "inv" | "dlv" | "vcfs" | "sess";
+export type IdPrefix = "acc" | "key" | "wh" | "evt" | "inv" | "dlv" | "vcfs" | "sess" | "aud";
 
 const buf = new Uint8Array(1);
 

@@ -61,6 +61,8 @@ import type {
   WindowInfo,
 } from "./types.ts";
 import { oldestBatch } from "./oldest-batch.ts";
+import type { AuditDraft, AuditEntry, AuditHead } from "../audit/audit-entry.ts";
+import { AUDIT_GENESIS_HASH, chainAuditEntry } from "../audit/audit-entry.ts";
 
 interface StoredEvent {
   readonly draft: EventDraft;
@@ -404,6 +406,18 @@ export function createMemoryStorage(): Storage {
     }
   };
 
+  // The audit log in `seq` order, and its head.
+  const auditLog: AuditEntry[] = [];
+  let auditTip: AuditHead = { seq: 0, hash: AUDIT_GENESIS_HASH };
+  /** Appends an action's entry (called only once the action has changed something, in the same synchronous step). */
+  const audit = (draft: AuditDraft | undefined, accountId: string | null = draft?.accountId ?? null): AuditEntry | null => {
+    if (draft === undefined) return null;
+    const e = chainAuditEntry(draft, auditTip, accountId);
+    auditLog.push(e);
+    auditTip = { seq: e.seq, hash: e.hash };
+    return e;
+  };
+
   const storage: Storage = {
     async migrate() {},
     async close() {},
@@ -412,14 +426,15 @@ export function createMemoryStorage(): Storage {
       return { outboxDepth: queue.length };
     },
 
-    async createAccount(account) {
+    async createAccount(account, draft) {
       if (accounts.has(account.id)) throw new Error(`account ${account.id} exists`);
       accounts.set(account.id, { ...account, status: "active", suspendedAt: null, suspendedReason: null });
+      audit(draft);
     },
     async getAccount(accountId) {
       return live(accountId);
     },
-    async updateAccount(accountId, patch) {
+    async updateAccount(accountId, patch, draft) {
       const a = live(accountId);
       if (!a) return null;
       const next: AccountRecord = {
@@ -440,9 +455,10 @@ export function createMemoryStorage(): Storage {
           if (k.accountId === accountId && k.scopes.some((sc) => drop.includes(sc))) keys.set(k.id, { ...k, scopes: k.scopes.filter((sc) => !drop.includes(sc)) });
         }
       }
+      audit(draft);
       return next;
     },
-    async setAccountStatus({ accountId, status, reason, now, eventId }) {
+    async setAccountStatus({ accountId, status, reason, now, eventId, audit: draft }) {
       const a = live(accountId);
       if (!a) return null;
       if ((a.status ?? "active") === status) return { account: a, changed: false };
@@ -461,10 +477,12 @@ export function createMemoryStorage(): Storage {
       }
       accounts.set(accountId, next);
       accountVersions.set(accountId, (accountVersions.get(accountId) ?? 0) + 1);
+      audit(draft);
       return { account: next, changed: true };
     },
-    async createSession(s) {
+    async createSession(s, draft) {
       sessions.set(s.tokenHash, { accountId: s.accountId, createdAt: s.createdAt, expiresAt: s.expiresAt });
+      audit(draft);
     },
     async findSession(tokenHash, now) {
       const s = sessions.get(tokenHash);
@@ -475,24 +493,31 @@ export function createMemoryStorage(): Storage {
       const s = sessions.get(tokenHash);
       return !s || s.expiresAt <= now ? null : s.expiresAt;
     },
-    async deleteSession(tokenHash) {
-      return sessions.delete(tokenHash);
+    async deleteSession(tokenHash, draft) {
+      const s = sessions.get(tokenHash);
+      if (!s) return false;
+      sessions.delete(tokenHash);
+      audit(draft, draft?.accountId ?? s.accountId);
+      return true;
     },
-    async deleteSessions(accountId) {
+    async deleteSessions(accountId, draft) {
       let n = 0;
       for (const [hash, s] of sessions) if (s.accountId === accountId && sessions.delete(hash)) n++;
       for (const [hash, l] of signInLinks) if (l.accountId === accountId) signInLinks.delete(hash);
+      audit(draft);
       return n;
     },
-    async createSignInLink(link) {
+    async createSignInLink(link, draft) {
       signInLinks.set(link.tokenHash, { accountId: link.accountId, createdAt: link.createdAt, expiresAt: link.expiresAt });
+      audit(draft);
     },
-    async redeemSignInLink({ linkHash, now, session }) {
+    async redeemSignInLink({ linkHash, now, session, audit: draft }) {
       const link = signInLinks.get(linkHash);
       if (!link) return null;
       signInLinks.delete(linkHash);
       if (link.expiresAt <= now) return null;
       sessions.set(session.tokenHash, { accountId: link.accountId, createdAt: session.createdAt, expiresAt: session.expiresAt });
+      audit(draft, draft?.accountId ?? link.accountId);
       return link.accountId;
     },
     async dailyUsage(accountId, fromDay, now) {
@@ -507,7 +532,7 @@ export function createMemoryStorage(): Storage {
       return [...sums].map(([day, count]) => ({ day, count })).sort((a, b) => a.day - b.day);
     },
 
-    async createKey({ key, hash, maxKeys, eventId }) {
+    async createKey({ key, hash, maxKeys, eventId, audit: draft }) {
       if (accounts.get(key.accountId)?.status === "deleted") return "deleted";
       let count = 0;
       for (const k of keys.values()) if (k.accountId === key.accountId && k.revokedAt === null) count++;
@@ -516,6 +541,7 @@ export function createMemoryStorage(): Storage {
       hashes.set(hash, { keyId: key.id, retired: false });
       currentHash.set(key.id, hash);
       insertEvent(keyCreatedEvent(eventId, key), key.createdAt);
+      audit(draft);
       return "created";
     },
     async findKeyByHash(hash): Promise<KeyLookup | null> {
@@ -532,7 +558,7 @@ export function createMemoryStorage(): Storage {
     async listKeys(accountId) {
       return [...keys.values()].filter((k) => k.accountId === accountId).sort((a, b) => (a.id < b.id ? -1 : 1));
     },
-    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId, scopes }) {
+    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId, scopes, audit: draft }) {
       const k = keys.get(keyId);
       if (!k || k.accountId !== accountId || !k.isActive) return null;
       const old = currentHash.get(keyId);
@@ -542,15 +568,17 @@ export function createMemoryStorage(): Storage {
       const next: ApiKeyRecord = { ...k, prefix: newPrefix, rotatedAt: now, ...(scopes !== undefined ? { scopes: [...scopes] } : {}) };
       keys.set(keyId, next);
       insertEvent(keyRotatedEvent(eventId, next, now), now);
+      audit(draft);
       return next;
     },
-    async revokeKey({ accountId, keyId, now, eventId }) {
+    async revokeKey({ accountId, keyId, now, eventId, audit: draft }) {
       const k = keys.get(keyId);
       if (!k || k.accountId !== accountId) return null;
       if (k.revokedAt !== null) return k;
       const next: ApiKeyRecord = { ...k, isActive: false, revokedAt: now };
       keys.set(keyId, next);
       insertEvent(keyRevokedEvent(eventId, next, now), now);
+      audit(draft);
       return next;
     },
 
@@ -661,13 +689,14 @@ export function createMemoryStorage(): Storage {
       };
     },
 
-    async createWebhook(webhook, maxWebhooks) {
+    async createWebhook(webhook, maxWebhooks, draft) {
       if (accounts.get(webhook.accountId)?.status === "deleted") return "deleted";
       let count = 0;
       for (const w of webhooks.values()) if (w.accountId === webhook.accountId) count++;
       if (count >= maxWebhooks) return "limit";
       webhooks.set(webhook.id, { ...webhook, status: "active", disabledReason: null, disabledAt: null, previousSecret: webhook.previousSecret ?? null, previousSecretUntil: webhook.previousSecretUntil ?? null });
       webhookHealth.set(webhook.id, { failingSince: null, deadStreak: 0 });
+      audit(draft);
       return "created";
     },
     async listWebhooks(accountId) {
@@ -697,14 +726,15 @@ export function createMemoryStorage(): Storage {
       webhooks.set(webhookId, { ...w, previousSecret: to });
       return true;
     },
-    async rotateWebhookSecret({ accountId, webhookId, secret, previousUntil }) {
+    async rotateWebhookSecret({ accountId, webhookId, secret, previousUntil, audit: draft }) {
       const w = webhooks.get(webhookId);
       if (!w || w.accountId !== accountId) return null;
       const next: WebhookRecord = { ...w, secret, previousSecret: w.secret, previousSecretUntil: previousUntil };
       webhooks.set(webhookId, next);
+      audit(draft);
       return next;
     },
-    async deleteWebhook(accountId, webhookId) {
+    async deleteWebhook(accountId, webhookId, draft) {
       const w = webhooks.get(webhookId);
       if (!w || w.accountId !== accountId) return false;
       webhooks.delete(webhookId);
@@ -719,6 +749,7 @@ export function createMemoryStorage(): Storage {
       }
       queue.length = kept;
       pendingByWebhook.delete(webhookId);
+      audit(draft);
       return true;
     },
     async emitEvent(event, now) {
@@ -788,12 +819,13 @@ export function createMemoryStorage(): Storage {
       }
       return true;
     },
-    async enableWebhook(accountId, webhookId) {
+    async enableWebhook(accountId, webhookId, draft) {
       const w = webhooks.get(webhookId);
       if (!w || w.accountId !== accountId) return null;
       const next: WebhookRecord = { ...w, status: "active", disabledReason: null, disabledAt: null };
       webhooks.set(webhookId, next);
       webhookHealth.set(webhookId, { failingSince: null, deadStreak: 0 });
+      audit(draft);
       return next;
     },
     async listDeliveries(accountId, webhookId, limit) {
@@ -803,7 +835,7 @@ export function createMemoryStorage(): Storage {
         .slice(0, limit)
         .map(deliveryRecord);
     },
-    async retryDelivery(accountId, webhookId, deliveryId, now) {
+    async retryDelivery(accountId, webhookId, deliveryId, now, draft) {
       const d = deliveries.get(deliveryId);
       if (!d || d.accountId !== accountId || d.webhookId !== webhookId || !webhooks.has(webhookId)) return null;
       if (d.status !== "pending" || d.leaseToken === null || d.leaseUntil <= now) {
@@ -816,9 +848,10 @@ export function createMemoryStorage(): Storage {
         d.leaseUntil = 0;
         enqueue(d);
       }
+      audit(draft);
       return deliveryRecord(d);
     },
-    async recoverDeliveries({ accountId, webhookId, since, now }) {
+    async recoverDeliveries({ accountId, webhookId, since, now, audit: draft }) {
       const wh = webhooks.get(webhookId);
       if (!wh || wh.accountId !== accountId) return null;
       if (wh.status !== "active") return "disabled";
@@ -835,6 +868,7 @@ export function createMemoryStorage(): Storage {
         enqueue(d);
         n++;
       }
+      audit(draft);
       return n;
     },
 
@@ -878,19 +912,21 @@ export function createMemoryStorage(): Storage {
       );
       return true;
     },
-    async requestCharge({ accountId, now, anchorDay, invoiceId, baseQuota, blockSize, blockPrice, currency }) {
+    async requestCharge({ accountId, now, anchorDay, invoiceId, baseQuota, blockSize, blockPrice, currency, audit: draft }) {
       const { q, start } = periodQuota(accountId, now, anchorDay);
       const step = quotaManualCharge({ baseQuota, blockSize, blockPrice }, q.state);
       if (step === null) return null;
       q.state = step.state;
       const record = pendingInvoice({ id: invoiceId, accountId, periodStart: start, periodEnd: q.periodEnd, charge: step.charge, currency, callsUsed: step.state.used, now });
       invoices.set(invoiceId, { record, leaseToken: null, leaseUntil: 0 });
+      audit(draft);
       return record;
     },
-    async releaseChargeHold({ accountId, now, anchorDay }) {
+    async releaseChargeHold({ accountId, now, anchorDay, audit: draft }) {
       const q = quotas.get(quotaKey(accountId, billingPeriod(now, anchorDay).start));
       if (!q) return false;
       q.state = quotaReleaseHold(q.state);
+      audit(draft);
       return true;
     },
     async listInvoices(accountId) {
@@ -940,7 +976,7 @@ export function createMemoryStorage(): Storage {
         .sort(byPosition)
         .slice(0, query.limit);
     },
-    async deleteAccount({ accountId, now }) {
+    async deleteAccount({ accountId, now, audit: draft }) {
       const a = accounts.get(accountId);
       if (!a) return null;
       if (a.status === "deleted") return { account: a, erased: false };
@@ -995,7 +1031,33 @@ export function createMemoryStorage(): Storage {
         snapshots.delete(id);
         snapshotSlots.delete(slot);
       }
+      for (let i = 0; i < auditLog.length; i++) {
+        const e = auditLog[i]!;
+        if (e.accountId === accountId && e.erasedAt === null) auditLog[i] = { ...e, clientAddress: null, personal: null, salt: null, erasedAt: now };
+      }
+      audit(draft);
       return { account: tombstone, erased: true };
+    },
+    async appendAudit(draft) {
+      return audit(draft)!;
+    },
+    async listAudit(q) {
+      const out: AuditEntry[] = [];
+      const desc = q.order === "desc";
+      for (let i = desc ? auditLog.length - 1 : 0; desc ? i >= 0 : i < auditLog.length; desc ? i-- : i++) {
+        const e = auditLog[i]!;
+        if (desc ? q.beforeSeq !== undefined && e.seq >= q.beforeSeq : q.afterSeq !== undefined && e.seq <= q.afterSeq) continue;
+        if (q.accountId !== undefined && e.accountId !== q.accountId) continue;
+        if (q.actor !== undefined && e.actor !== q.actor) continue;
+        if (q.action !== undefined && e.action !== q.action) continue;
+        if ((q.from !== undefined && e.at < q.from) || (q.to !== undefined && e.at >= q.to)) continue;
+        out.push(e);
+        if (out.length >= q.limit) break;
+      }
+      return out;
+    },
+    async auditHead() {
+      return auditTip;
     },
     async purgeAccount() {
       // deleteAccount already removed everything, in its one synchronous step.

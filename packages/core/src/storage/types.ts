@@ -17,6 +17,7 @@ import type { Scope, Tier } from "../scopes/scopes.ts";
 import type { EventDraft, EventType, WebhookDisabledReason } from "../events/events.ts";
 import type { BenchmarkSource, Cell } from "../data/source.ts";
 import type { Category, Metric } from "../data/catalog.ts";
+import type { AuditAction, AuditDraft, AuditEntry, AuditHead } from "../audit/audit-entry.ts";
 
 /** Per-tier limits and prices (an account may override any of them). */
 export interface TierLimits {
@@ -456,6 +457,32 @@ export interface PruneResult {
   readonly next: PruneCursor | null;
 }
 
+/** Which audit entries `Storage.listAudit` returns: one page in `seq` order, filtered. */
+export interface AuditQuery {
+  readonly accountId?: string;
+  readonly actor?: string;
+  readonly action?: AuditAction;
+  /** Recorded at or after this time (Unix ms). */
+  readonly from?: number;
+  /** Recorded strictly before this time (Unix ms). */
+  readonly to?: number;
+  /** `asc`: entries after `afterSeq`; `desc` (newest first): entries before `beforeSeq`. */
+  readonly order: "asc" | "desc";
+  readonly afterSeq?: number;
+  readonly beforeSeq?: number;
+  readonly limit: number;
+}
+
+/**
+ * The audit entry of an action, appended by the method that performs it: in the SAME transaction as the change,
+ * and only when the method changed something (a refused, failed or no-op call leaves no entry). Appends MUST be
+ * serialised across processes (PostgreSQL: the chain head's row lock; SQLite: the write lock), so the chain never
+ * forks: each entry is placed after the head as it stands inside that transaction (core's `chainAuditEntry`).
+ */
+export interface Audited {
+  readonly audit?: AuditDraft | undefined;
+}
+
 /** The storage contract. */
 export interface Storage {
   /** Creates or upgrades the schema; safe when several instances run it at once. */
@@ -468,7 +495,8 @@ export interface Storage {
   gauges?(): Promise<StorageGauges>;
 
   // Accounts and console sessions.
-  createAccount(account: AccountRecord): Promise<void>;
+  /** Stores a new account (with `audit`, its entry in the same transaction). */
+  createAccount(account: AccountRecord, audit?: AuditDraft): Promise<void>;
   /** The account, or null when there is none; a deleted account's tombstone reads as null. */
   getAccount(accountId: string): Promise<AccountRecord | null>;
   /**
@@ -480,6 +508,7 @@ export interface Storage {
   updateAccount(
     accountId: string,
     patch: { tier?: Tier; limits?: Partial<TierLimits>; allowedCidrs?: readonly string[]; consoleIpExempt?: boolean; billing?: AccountRecord["billing"]; dropScopes?: readonly Scope[] },
+    audit?: AuditDraft,
   ): Promise<AccountRecord | null>;
   /**
    * Suspends or resumes an account in ONE transaction: its status, and its version (see `KeyLookup.version`, so
@@ -490,7 +519,7 @@ export interface Storage {
    * status an account already has changes and writes nothing (`changed: false`), also when two calls race.
    * Null when no such account, or a deleted one.
    */
-  setAccountStatus(input: {
+  setAccountStatus(input: Audited & {
     accountId: string;
     status: AccountStatus;
     /** The operator's note on a suspension (kept while suspended); ignored when resuming. */
@@ -499,22 +528,23 @@ export interface Storage {
     eventId: string;
   }): Promise<{ account: AccountRecord; changed: boolean } | null>;
   /** Stores a console session under its token's hash; every session expires (`expiresAt`). */
-  createSession(session: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }): Promise<void>;
+  createSession(session: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }, audit?: AuditDraft): Promise<void>;
   /** The account of an unexpired session token hash, or null. */
   findSession(tokenHash: string, now: number): Promise<string | null>;
   /** The expiry of an unexpired session token hash, or null. */
   sessionExpiry(tokenHash: string, now: number): Promise<number | null>;
   /** Ends one session (sign-out); whether it existed. */
-  deleteSession(tokenHash: string): Promise<boolean>;
+  deleteSession(tokenHash: string, audit?: AuditDraft): Promise<boolean>;
   /** Ends every session of an account and voids its unused sign-in links; how many sessions it ended. */
-  deleteSessions(accountId: string): Promise<number>;
+  deleteSessions(accountId: string, audit?: AuditDraft): Promise<number>;
   /** Stores a one-time sign-in link under its token's hash. */
-  createSignInLink(link: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }): Promise<void>;
+  createSignInLink(link: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }, audit?: AuditDraft): Promise<void>;
   /**
    * Redeems an unexpired, unused sign-in link for a new session, in one atomic step: the link is consumed
    * and the session stored together, so a link redeemed twice at once yields one session. The account id, or null.
+   * The audit draft's null `accountId` is filled with the redeemed account.
    */
-  redeemSignInLink(input: { linkHash: string; now: number; session: { tokenHash: string; createdAt: number; expiresAt: number } }): Promise<string | null>;
+  redeemSignInLink(input: Audited & { linkHash: string; now: number; session: { tokenHash: string; createdAt: number; expiresAt: number } }): Promise<string | null>;
   /** Admitted requests per UTC day (days since the epoch) from `fromDay` through today, oldest first; days without requests are left out. */
   dailyUsage(accountId: string, fromDay: number, now: number): Promise<{ day: number; count: number }[]>;
 
@@ -524,7 +554,7 @@ export interface Storage {
    * `key.created`. `deleted` (nothing stored) when the account was erased, decided in the same atomic step, so a
    * key can never outlive its account's erasure however the calls race.
    */
-  createKey(input: { key: ApiKeyRecord; hash: string; maxKeys: number; eventId: string }): Promise<"created" | "limit" | "deleted">;
+  createKey(input: Audited & { key: ApiKeyRecord; hash: string; maxKeys: number; eventId: string }): Promise<"created" | "limit" | "deleted">;
   /** The hot-path lookup by hash, joined with the account (and its version), in one round trip. */
   findKeyByHash(hash: string): Promise<KeyLookup | null>;
   getKey(accountId: string, keyId: string): Promise<ApiKeyRecord | null>;
@@ -534,9 +564,9 @@ export interface Storage {
    * the new one works; writes `key.rotated`. With `scopes`, the key's scopes become those (rotation drops the
    * scopes a downgraded tier no longer permits). Null when no such active key of the account exists.
    */
-  rotateKey(input: { accountId: string; keyId: string; newHash: string; newPrefix: string; now: number; eventId: string; scopes?: readonly Scope[] }): Promise<ApiKeyRecord | null>;
+  rotateKey(input: Audited & { accountId: string; keyId: string; newHash: string; newPrefix: string; now: number; eventId: string; scopes?: readonly Scope[] }): Promise<ApiKeyRecord | null>;
   /** Revokes a key for good; writes `key.revoked` (only on the first revocation). Null when no such key. */
-  revokeKey(input: { accountId: string; keyId: string; now: number; eventId: string }): Promise<ApiKeyRecord | null>;
+  revokeKey(input: Audited & { accountId: string; keyId: string; now: number; eventId: string }): Promise<ApiKeyRecord | null>;
 
   // The hot path.
   /**
@@ -556,7 +586,7 @@ export interface Storage {
 
   // Webhooks and the outbox.
   /** Stores a webhook unless the account already has `maxWebhooks`; `deleted` (nothing stored) when the account was erased, as for `createKey`. */
-  createWebhook(webhook: WebhookRecord, maxWebhooks: number): Promise<"created" | "limit" | "deleted">;
+  createWebhook(webhook: WebhookRecord, maxWebhooks: number, audit?: AuditDraft): Promise<"created" | "limit" | "deleted">;
   listWebhooks(accountId: string): Promise<WebhookRecord[]>;
   getWebhook(accountId: string, webhookId: string): Promise<WebhookRecord | null>;
   /**
@@ -571,9 +601,9 @@ export interface Storage {
    * previous one, signing alongside until `previousUntil` (a previous secret of an earlier rotation is dropped).
    * Null when no such webhook of the account.
    */
-  rotateWebhookSecret(input: { accountId: string; webhookId: string; secret: string; previousUntil: number }): Promise<WebhookRecord | null>;
+  rotateWebhookSecret(input: Audited & { accountId: string; webhookId: string; secret: string; previousUntil: number }): Promise<WebhookRecord | null>;
   /** Deletes a webhook; its pending deliveries stop (become dead). False when no such webhook. */
-  deleteWebhook(accountId: string, webhookId: string): Promise<boolean>;
+  deleteWebhook(accountId: string, webhookId: string, audit?: AuditDraft): Promise<boolean>;
   /** Writes an event and its deliveries in one transaction (for events not tied to another change). */
   emitEvent(event: EventDraft, now: number): Promise<void>;
   /**
@@ -608,11 +638,11 @@ export interface Storage {
     health?: WebhookHealthPolicy;
   }): Promise<boolean>;
   /** Makes a disabled webhook active again (failure history cleared); null when no such webhook of the account. */
-  enableWebhook(accountId: string, webhookId: string): Promise<WebhookRecord | null>;
+  enableWebhook(accountId: string, webhookId: string, audit?: AuditDraft): Promise<WebhookRecord | null>;
   /** An account's deliveries to one webhook, newest first, each with its attempts. */
   listDeliveries(accountId: string, webhookId: string, limit: number): Promise<DeliveryRecord[]>;
   /** Makes a delivery (dead ones included) due again at `now`; null when no such delivery of the account. */
-  retryDelivery(accountId: string, webhookId: string, deliveryId: string, now: number): Promise<DeliveryRecord | null>;
+  retryDelivery(accountId: string, webhookId: string, deliveryId: string, now: number, audit?: AuditDraft): Promise<DeliveryRecord | null>;
   /**
    * Re-queues, in one atomic step, every failed delivery of an active webhook whose event was written at or
    * after `since`: the dead ones, and the pending ones waiting after a failed attempt (not those a worker
@@ -620,7 +650,7 @@ export interface Storage {
    * already due or in flight is not touched, so a second call does not queue anything twice. How many;
    * `disabled` (nothing changed) for a disabled webhook; null when no such webhook of the account.
    */
-  recoverDeliveries(input: { accountId: string; webhookId: string; since: number; now: number }): Promise<number | "disabled" | null>;
+  recoverDeliveries(input: Audited & { accountId: string; webhookId: string; since: number; now: number }): Promise<number | "disabled" | null>;
 
   // Billing.
   /** Claims pending invoices (charges not yet sent or whose lease ran out) under a lease; a suspended account's wait. */
@@ -639,7 +669,7 @@ export interface Storage {
    * but never for a block that buys no call. Returns the pending invoice, or null when there is nothing to
    * charge. MUST be atomic across processes with admissions and settlements.
    */
-  requestCharge(input: {
+  requestCharge(input: Audited & {
     accountId: string;
     now: number;
     anchorDay: number;
@@ -653,7 +683,7 @@ export interface Storage {
    * The operator released an account's hold for the current period (core's `quotaReleaseHold`: the ceiling of
    * automatic charges counts again from 0). True when the period had a quota row. MUST be atomic across processes.
    */
-  releaseChargeHold(input: { accountId: string; now: number; anchorDay: number }): Promise<boolean>;
+  releaseChargeHold(input: Audited & { accountId: string; now: number; anchorDay: number }): Promise<boolean>;
   /** Every invoice of the account, newest first. */
   listInvoices(accountId: string): Promise<InvoiceRecord[]>;
 
@@ -687,9 +717,11 @@ export interface Storage {
    * charges are never claimed and nothing can be created for it (`createKey`, `createWebhook` answer `deleted`).
    * The account's deliveries with their attempts, events and merchant snapshots may remain until `purgeAccount`
    * removes them. `erased` is false (and nothing changes) when it was already deleted, also when two calls race.
-   * Null when no such account.
+   * Null when no such account. In the same transaction every audit entry of the account loses its identifying fields
+   * (client address, personal fields and salt become null, `erasedAt` is set; the rest stays and the chain still
+   * verifies), and then `audit`, when given, is appended.
    */
-  deleteAccount(input: { accountId: string; now: number }): Promise<{ account: AccountRecord; erased: boolean } | null>;
+  deleteAccount(input: Audited & { accountId: string; now: number }): Promise<{ account: AccountRecord; erased: boolean } | null>;
   /**
    * Deletes up to about `limit` of a deleted account's remaining records (deliveries with their attempts, events,
    * merchant snapshots), in one short atomic step; how many it deleted, 0 once nothing is left. Nothing for an
@@ -706,6 +738,14 @@ export interface Storage {
   accountEvents(accountId: string, page: RecordPage): Promise<EventRecord[]>;
   /** One page of the account's merchant snapshots, both environments. */
   accountSnapshots(accountId: string, page: RecordPage): Promise<SnapshotRecord[]>;
+
+  // The audit log (docs/audit.md): appended by the audited methods above, never pruned.
+  /** Appends one entry on its own (for audited actions that change nothing else, such as an export). */
+  appendAudit(draft: AuditDraft): Promise<AuditEntry>;
+  /** One page of entries matching `query`. */
+  listAudit(query: AuditQuery): Promise<AuditEntry[]>;
+  /** The chain's head as recorded: the last entry's position and hash. */
+  auditHead(): Promise<AuditHead>;
 
   // Retention.
   /**

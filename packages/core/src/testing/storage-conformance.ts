@@ -9,6 +9,7 @@ import { isId } from "../ids/new-id.ts";
 import { isoTime } from "../clock/clock.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
 import { accountLifecycleConformance } from "./account-lifecycle-conformance.ts";
+import { auditConformance } from "./audit-conformance.ts";
 import { account, admitInput, drainEvents, id, key, onFreshStore, quota, snapshot, T0, webhook } from "./conformance-fixtures.ts";
 
 /** How the suite obtains a fresh, migrated, empty store, and disposes of it. */
@@ -1637,4 +1638,5 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
     });
   });
   accountLifecycleConformance(name, target);
+  auditConformance(name, target);
 }

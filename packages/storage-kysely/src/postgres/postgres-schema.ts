@@ -1161,6 +1161,35 @@ const CONSOLE_IP_EXEMPT = `
 ALTER TABLE accounts ADD COLUMN console_ip_exempt boolean NOT NULL DEFAULT false;
 `;
 
+// One row per audited action, in chain order (docs/audit.md). client_address, personal and salt are what an
+// account's erasure blanks; personal_digest, which the hash covers, stays. changes and personal are JSON text, as
+// written: the hash is over canonical JSON recomputed from them, so jsonb's reordering would not matter, but text
+// keeps what verify reads exactly what was appended.
+const AUDIT_LOG = `
+CREATE TABLE audit_log (
+  seq             bigint PRIMARY KEY,
+  id              text NOT NULL UNIQUE,
+  at              bigint NOT NULL,
+  actor           text NOT NULL,
+  action          text NOT NULL,
+  account_id      text,
+  target_id       text,
+  request_id      text,
+  client_address  text,
+  changes         text NOT NULL,
+  personal        text,
+  salt            text,
+  personal_digest text NOT NULL,
+  prev_hash       text NOT NULL,
+  hash            text NOT NULL,
+  erased_at       bigint
+);
+CREATE INDEX audit_log_by_account ON audit_log (account_id, seq);
+-- The chain's head: one row, locked (SELECT ... FOR UPDATE) and moved by every append, so two instances never fork the chain.
+CREATE TABLE audit_head (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL, hash text NOT NULL);
+INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '${"0".repeat(64)}');
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: TABLES },
   { version: 2, name: "admit and outbox functions", sql: FUNCTIONS },
@@ -1180,4 +1209,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 21, name: "cells keep their businesses, so sample_size of several metrics counts distinct businesses", sql: CELL_BUSINESSES },
   { version: 22, name: "accounts an operator can find, export and erase: tombstones, and the indexes that read an account's records", sql: ACCOUNT_TOMBSTONES },
   { version: 23, name: "retention: the pruning worker reads each table's oldest rows by an index range", sql: RETENTION_INDEXES },
+  { version: 24, name: "the audit log: a hash chain of who changed what, and its head", sql: AUDIT_LOG },
 ];

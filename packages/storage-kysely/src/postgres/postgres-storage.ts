@@ -15,6 +15,8 @@ import type { RawBuilder } from "kysely";
 import type { Pool } from "pg";
 import type {
   AccountRecord,
+  AuditDraft,
+  AuditEntry,
   AdmitInput,
   AdmitResult,
   ApiKeyRecord,
@@ -36,6 +38,7 @@ import type {
 import {
   accountResumedEvent,
   accountSuspendedEvent,
+  chainAuditEntry,
   dayCounterId,
   invoiceFailedEvent,
   invoicePaidEvent,
@@ -56,6 +59,7 @@ import { batcher } from "../batch/batcher.ts";
 import { registerImportBackend, RowCodec } from "../import/staging.ts";
 import type { ReplacedPeriod, StagedRow, Staging } from "../import/staging.ts";
 import type { SqlStorage } from "../sql-storage.ts";
+import { AUDIT_COLUMNS, auditEntryFromRow, auditHeadFromRow, auditRowValues } from "../audit-rows.ts";
 import type { Row } from "../rows.ts";
 import { accountFromRow, deliveryFromRow, invoiceFromRow, json, keyFromRow, lookupAccountFromRow, num, numOrNull, pageStart, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres-schema.ts";
@@ -318,6 +322,36 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     }
   }
 
+  /** Runs `fn` in a transaction of its own, or inside the caller's when `on` is one already. */
+  const inTx = <T>(on: Db, fn: (trx: Db) => Promise<T>): Promise<T> => (on === db ? tx(fn) : fn(on));
+
+  /**
+   * Appends an entry after the chain's head inside the caller's transaction. The head's row lock (taken last, after
+   * the action's own locks) serialises appends across instances, so the chain never forks; it is held to the commit.
+   */
+  async function appendAuditIn(trx: Db, draft: AuditDraft, accountId: string | null): Promise<AuditEntry> {
+    const head = auditHeadFromRow((await one(trx, sql`SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE`))!);
+    const e = chainAuditEntry(draft, head, accountId);
+    const values = auditRowValues(e);
+    await sql`WITH moved AS (UPDATE audit_head SET seq = ${e.seq}::bigint, hash = ${e.hash} WHERE id = 1 RETURNING 1)
+              INSERT INTO audit_log (${sql.raw(AUDIT_COLUMNS)}) VALUES (${sql.join(values)})`.execute(trx);
+    return e;
+  }
+
+  /**
+   * Runs an action and appends its entry in ONE transaction, when `changed` says the action changed something: true
+   * (the draft's account), an account id (the draft left it null), or false. Without a draft the action runs as before.
+   */
+  async function audited<R>(draft: AuditDraft | undefined, run: (on: Db) => Promise<R>, changed: (r: R) => boolean | string): Promise<R> {
+    if (draft === undefined) return run(db);
+    return tx(async (trx) => {
+      const r = await run(trx);
+      const c = changed(r);
+      if (c !== false) await appendAuditIn(trx, draft, typeof c === "string" ? c : draft.accountId);
+      return r;
+    });
+  }
+
   /** A named statement through the pool: parsed and planned once per connection, not per call. */
   const prepared = async (name: string, text: string, values: unknown[]): Promise<Row[]> => (await pool.query({ name, text, values })).rows as Row[];
 
@@ -512,15 +546,15 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       return { outboxDepth: Number((rows[0] as { n: number }).n), poolSize: pool.options.max ?? 10, poolInUse: pool.totalCount - pool.idleCount, poolWaiting: pool.waitingCount };
     },
 
-    async createAccount(a) {
+    async createAccount(a, draft) {
       try {
         // With its (empty) day counter, so admissions only ever lock existing rows (see benchdata_admit_arrays).
-        await sql`WITH a AS (
+        await audited(draft, (on) => sql`WITH a AS (
                     INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, console_ip_exempt, billing)
                     VALUES (${a.id}, ${a.name}, ${a.tier}, ${a.createdAt}::bigint, ${JSON.stringify(a.limits)}::jsonb, ${[...a.allowedCidrs]}::text[], ${a.consoleIpExempt === true}::boolean, ${JSON.stringify(a.billing)}::jsonb)
                     RETURNING id)
                   INSERT INTO day_counters (account_id, day, count) SELECT d.id, 0, 0 FROM a, LATERAL (VALUES (a.id), (a.id || '/test')) AS d(id)
-                  ON CONFLICT (account_id) DO NOTHING`.execute(db);
+                  ON CONFLICT (account_id) DO NOTHING`.execute(on), () => true);
       } catch (e) {
         if ((e as { code?: unknown }).code === "23505") throw new Error(`account ${a.id} exists`);
         throw e;
@@ -530,11 +564,11 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       const r = await one(db, sql`SELECT * FROM accounts WHERE id = ${accountId} AND status <> 'deleted'`);
       return r ? accountFromRow(r) : null;
     },
-    async updateAccount(accountId, patch) {
+    async updateAccount(accountId, patch, draft) {
       const drop = patch.dropScopes !== undefined && patch.dropScopes.length > 0 ? [...patch.dropScopes] : null;
       // With scopes to drop, the account and its keys change in one statement (one transaction).
-      const r = await one(
-        db,
+      const r = await audited(draft, (on) => one(
+        on,
         sql`WITH dropped AS (
               UPDATE api_keys SET scopes = ARRAY(SELECT s FROM unnest(scopes) WITH ORDINALITY AS t(s, i) WHERE s <> ALL (${drop}::text[]) ORDER BY i)
                WHERE ${drop}::text[] IS NOT NULL AND account_id = ${accountId} AND scopes && ${drop}::text[]
@@ -547,11 +581,11 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               console_ip_exempt = coalesce(${patch.consoleIpExempt ?? null}::boolean, console_ip_exempt),
               billing = coalesce(${patch.billing !== undefined ? JSON.stringify(patch.billing) : null}::jsonb, billing)
             WHERE id = ${accountId} AND status <> 'deleted' RETURNING *`,
-      );
+      ), (row) => row !== undefined);
       return r ? accountFromRow(r) : null;
     },
-    async setAccountStatus({ accountId, status, reason, now, eventId }) {
-      return tx(async (trx) => {
+    async setAccountStatus({ accountId, status, reason, now, eventId, audit }) {
+      return audited(audit, (on) => inTx(on, async (trx) => {
         // The row lock orders racing changes: the second sees the first's status and changes nothing.
         const before = await one(trx, sql`SELECT * FROM accounts WHERE id = ${accountId} FOR UPDATE`);
         if (!before || before.status === "deleted") return null;
@@ -572,11 +606,11 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
           await insertEvent(trx, accountResumedEvent(eventId, accountId, since, now), now);
         }
         return { account: accountFromRow(after), changed: true };
-      });
+      }), (r) => r !== null && r.changed);
     },
-    async createSession(s) {
-      await sql`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (${s.tokenHash}, ${s.accountId}, ${s.createdAt}::bigint, ${s.expiresAt}::bigint)
-                ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`.execute(db);
+    async createSession(s, draft) {
+      await audited(draft, (on) => sql`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (${s.tokenHash}, ${s.accountId}, ${s.createdAt}::bigint, ${s.expiresAt}::bigint)
+                ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`.execute(on), () => true);
     },
     async findSession(tokenHash, now) {
       const r = await one(db, sql`SELECT account_id FROM sessions WHERE token_hash = ${tokenHash} AND expires_at > ${now}::bigint`);
@@ -586,30 +620,30 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       const r = await one(db, sql`SELECT expires_at FROM sessions WHERE token_hash = ${tokenHash} AND expires_at > ${now}::bigint`);
       return r ? Number(r.expires_at) : null;
     },
-    async deleteSession(tokenHash) {
-      const r = await sql`DELETE FROM sessions WHERE token_hash = ${tokenHash}`.execute(db);
-      return Number(r.numAffectedRows ?? 0) > 0;
+    async deleteSession(tokenHash, draft) {
+      const r = await audited(draft, (on) => one(on, sql`DELETE FROM sessions WHERE token_hash = ${tokenHash} RETURNING account_id`), (row) => (row === undefined ? false : (draft?.accountId ?? String(row.account_id))));
+      return r !== undefined;
     },
-    async deleteSessions(accountId) {
-      return tx(async (trx) => {
+    async deleteSessions(accountId, draft) {
+      return audited(draft, (on) => inTx(on, async (trx) => {
         await sql`DELETE FROM sign_in_links WHERE account_id = ${accountId}`.execute(trx);
         const r = await sql`DELETE FROM sessions WHERE account_id = ${accountId}`.execute(trx);
         return Number(r.numAffectedRows ?? 0);
-      });
+      }), () => true);
     },
-    async createSignInLink(link) {
-      await sql`INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at)
-                VALUES (${link.tokenHash}, ${link.accountId}, ${link.createdAt}::bigint, ${link.expiresAt}::bigint)`.execute(db);
+    async createSignInLink(link, draft) {
+      await audited(draft, (on) => sql`INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at)
+                VALUES (${link.tokenHash}, ${link.accountId}, ${link.createdAt}::bigint, ${link.expiresAt}::bigint)`.execute(on), () => true);
     },
-    async redeemSignInLink({ linkHash, now, session }) {
+    async redeemSignInLink({ linkHash, now, session, audit }) {
       // One statement: the DELETE consumes the link (a concurrent redemption finds it gone), the INSERT uses what it returned.
-      const r = await one(
-        db,
+      const r = await audited(audit, (on) => one(
+        on,
         sql`WITH link AS (DELETE FROM sign_in_links WHERE token_hash = ${linkHash} RETURNING account_id, expires_at)
             INSERT INTO sessions (token_hash, account_id, created_at, expires_at)
             SELECT ${session.tokenHash}, account_id, ${session.createdAt}::bigint, ${session.expiresAt}::bigint FROM link WHERE expires_at > ${now}::bigint
             RETURNING account_id`,
-      );
+      ), (row) => (row === undefined ? false : (audit?.accountId ?? String(row.account_id))));
       return r ? String(r.account_id) : null;
     },
     async dailyUsage(accountId, fromDay, now) {
@@ -623,8 +657,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       return r.rows.map((x) => ({ day: Number(x.day), count: Number(x.count) }));
     },
 
-    async createKey({ key, hash, maxKeys, eventId }) {
-      return tx(async (trx) => {
+    async createKey({ key, hash, maxKeys, eventId, audit }) {
+      return audited(audit, (on) => inTx(on, async (trx) => {
         // The account's row lock serialises key creation per account, so the limit is exact under concurrency, and
         // orders it with an erasure: a key is never stored for an erased account.
         if ((await one(trx, sql`SELECT status FROM accounts WHERE id = ${key.accountId} FOR UPDATE`))?.status === "deleted") return "deleted" as const;
@@ -638,7 +672,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                   ON CONFLICT (hash) DO UPDATE SET key_id = excluded.key_id, retired = false`.execute(trx);
         await insertEvent(trx, keyCreatedEvent(eventId, key), key.createdAt);
         return "created" as const;
-      });
+      }), (r) => r === "created");
     },
     async findKeyByHash(hash): Promise<KeyLookup | null> {
       return findKeys(hash);
@@ -650,8 +684,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
     async listKeys(accountId) {
       return (await all(db, sql`SELECT * FROM api_keys WHERE account_id = ${accountId} ORDER BY id`)).map(keyFromRow);
     },
-    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId, scopes }) {
-      return tx(async (trx) => {
+    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId, scopes, audit }) {
+      return audited(audit, (on) => inTx(on, async (trx) => {
         const newScopes = scopes === undefined ? null : [...scopes];
         const r = await one(
           trx,
@@ -665,20 +699,22 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         const next = keyFromRow(r);
         await insertEvent(trx, keyRotatedEvent(eventId, next, now), now);
         return next;
-      });
+      }), (r) => r !== null);
     },
-    async revokeKey({ accountId, keyId, now, eventId }) {
-      return tx(async (trx) => {
+    async revokeKey({ accountId, keyId, now, eventId, audit }) {
+      let flipped = false;
+      return audited(audit, (on) => inTx(on, async (trx) => {
         // Only the statement that flips revoked_at writes the event, so it is written once.
         const r = await one(trx, sql`UPDATE api_keys SET is_active = false, revoked_at = ${now}::bigint WHERE id = ${keyId} AND account_id = ${accountId} AND revoked_at IS NULL RETURNING *`);
         if (!r) {
           const existing = await one(trx, sql`SELECT * FROM api_keys WHERE id = ${keyId} AND account_id = ${accountId}`);
           return existing ? keyFromRow(existing) : null;
         }
+        flipped = true;
         const next = keyFromRow(r);
         await insertEvent(trx, keyRevokedEvent(eventId, next, now), now);
         return next;
-      });
+      }), (r) => r !== null && flipped);
     },
 
     async admit(input) {
@@ -725,15 +761,15 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       };
     },
 
-    async createWebhook(w, maxWebhooks) {
-      return tx(async (trx) => {
+    async createWebhook(w, maxWebhooks, draft) {
+      return audited(draft, (on) => inTx(on, async (trx) => {
         if ((await one(trx, sql`SELECT status FROM accounts WHERE id = ${w.accountId} FOR UPDATE`))?.status === "deleted") return "deleted" as const;
         const { n } = (await one<{ n: string }>(trx, sql`SELECT count(*) AS n FROM webhooks WHERE account_id = ${w.accountId}`))!;
         if (Number(n) >= maxWebhooks) return "limit" as const;
         await sql`INSERT INTO webhooks (id, account_id, url, events, secret, created_at)
                   VALUES (${w.id}, ${w.accountId}, ${w.url}, ${[...w.events]}::text[], ${w.secret}, ${w.createdAt}::bigint)`.execute(trx);
         return "created" as const;
-      });
+      }), (r) => r === "created");
     },
     async listWebhooks(accountId) {
       return (await all(db, sql`SELECT * FROM webhooks WHERE account_id = ${accountId} ORDER BY id`)).map(webhookFromRow);
@@ -752,22 +788,22 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       if (field === "previous") return (await one(db, sql`UPDATE webhooks SET previous_secret = ${to} WHERE id = ${webhookId} AND previous_secret = ${from} RETURNING id`)) !== undefined;
       return (await one(db, sql`UPDATE webhooks SET secret = ${to} WHERE id = ${webhookId} AND secret = ${from} RETURNING id`)) !== undefined;
     },
-    async rotateWebhookSecret({ accountId, webhookId, secret, previousUntil }) {
+    async rotateWebhookSecret({ accountId, webhookId, secret, previousUntil, audit }) {
       // One statement: SET reads the row as it was, so the old value moves to previous_secret as the new one lands.
-      const r = await one(
-        db,
+      const r = await audited(audit, (on) => one(
+        on,
         sql`UPDATE webhooks SET previous_secret = secret, previous_secret_until = ${previousUntil}::bigint, secret = ${secret}
             WHERE id = ${webhookId} AND account_id = ${accountId} RETURNING *`,
-      );
+      ), (row) => row !== undefined);
       return r ? webhookFromRow(r) : null;
     },
-    async deleteWebhook(accountId, webhookId) {
-      return tx(async (trx) => {
+    async deleteWebhook(accountId, webhookId, draft) {
+      return audited(draft, (on) => inTx(on, async (trx) => {
         const gone = await one(trx, sql`DELETE FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId} RETURNING id`);
         if (!gone) return false;
         await sql`UPDATE deliveries SET status = 'dead', next_attempt_at = NULL WHERE webhook_id = ${webhookId} AND status = 'pending'`.execute(trx);
         return true;
-      });
+      }), (r) => r);
     },
     async emitEvent(event, now) {
       await insertEvent(db, event, now);
@@ -906,20 +942,20 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         return true;
       });
     },
-    async enableWebhook(accountId, webhookId) {
-      const r = await one(
-        db,
+    async enableWebhook(accountId, webhookId, draft) {
+      const r = await audited(draft, (on) => one(
+        on,
         sql`UPDATE webhooks SET status = 'active', disabled_reason = NULL, disabled_at = NULL, failing_since = NULL, dead_streak = 0
             WHERE id = ${webhookId} AND account_id = ${accountId} RETURNING *`,
-      );
+      ), (row) => row !== undefined);
       return r ? webhookFromRow(r) : null;
     },
     async listDeliveries(accountId, webhookId, limit) {
       const rows = await all(db, sql`${DELIVERY_SELECT} WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} ORDER BY d.created_at DESC, d.seq DESC LIMIT ${limit}::integer`);
       return rows.map(deliveryWithLog);
     },
-    async retryDelivery(accountId, webhookId, deliveryId, now) {
-      return tx(async (trx) => {
+    async retryDelivery(accountId, webhookId, deliveryId, now, draft) {
+      return audited(draft, (on) => inTx(on, async (trx) => {
         const target = await one(
           trx,
           sql`SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -931,14 +967,14 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                   WHERE id = ${deliveryId} AND NOT (status = 'pending' AND lease_token IS NOT NULL AND lease_until > ${now}::bigint)`.execute(trx);
         const r = await one(trx, sql`${DELIVERY_SELECT} WHERE d.id = ${deliveryId}`);
         return r ? deliveryWithLog(r) : null;
-      });
+      }), (r) => r !== null);
     },
 
-    async recoverDeliveries({ accountId, webhookId, since, now }) {
+    async recoverDeliveries({ accountId, webhookId, since, now, audit }) {
       // One statement: the webhook's state and the re-queue. A delivery a completing worker holds is waited
       // for and judged as it then stands (READ COMMITTED re-checks the WHERE on the updated row).
-      const r = await one<{ status: string | null; n: string }>(
-        db,
+      const r = await audited(audit, (on) => one<{ status: string | null; n: string }>(
+        on,
         sql`WITH w AS (SELECT id, status FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}),
             requeued AS (
               UPDATE deliveries d SET status = 'pending', next_attempt_at = ${now}::bigint, lease_token = NULL, lease_until = 0, dead_reason = NULL
@@ -949,7 +985,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               RETURNING d.id
             )
             SELECT (SELECT status FROM w) AS status, (SELECT count(*) FROM requeued) AS n`,
-      );
+      ), (row) => row !== undefined && row.status === "active");
       if (!r || r.status === null) return null;
       return r.status === "active" ? Number(r.n) : "disabled";
     },
@@ -1010,11 +1046,11 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         return true;
       });
     },
-    async requestCharge({ accountId, now, anchorDay, invoiceId, baseQuota, blockSize, blockPrice, currency }) {
+    async requestCharge({ accountId, now, anchorDay, invoiceId, baseQuota, blockSize, blockPrice, currency, audit }) {
       // One statement: the guarded quota update (core's quotaManualCharge: exhausted, nothing outstanding, and a
       // block that buys at least one call) and the invoice it implies.
-      const r = await one(
-        db,
+      const r = await audited(audit, (on) => one(
+        on,
         sql`WITH t AS (SELECT coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()) AS now),
                  p AS (SELECT b.start_ms FROM t, benchdata_billing_period(t.now, ${anchorDay}::integer) AS b),
                  q AS (
@@ -1031,18 +1067,18 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                    q.used, (SELECT now FROM t)
             FROM q
             RETURNING *`,
-      );
+      ), (row) => row !== undefined);
       return r ? invoiceFromRow(r) : null;
     },
-    async releaseChargeHold({ accountId, now, anchorDay }) {
+    async releaseChargeHold({ accountId, now, anchorDay, audit }) {
       // core's quotaReleaseHold, in one guarded statement.
-      const r = await one(
-        db,
+      const r = await audited(audit, (on) => one(
+        on,
         sql`UPDATE quota_periods SET charge_attempts = 0, held_at = NULL
              WHERE account_id = ${accountId}
                AND period_start = (SELECT b.start_ms FROM benchdata_billing_period(coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()), ${anchorDay}::integer) AS b)
             RETURNING account_id`,
-      );
+      ), (row) => row !== undefined);
       return r !== undefined && r !== null;
     },
     async listInvoices(accountId) {
@@ -1106,8 +1142,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       );
       return rows.map(accountFromRow);
     },
-    async deleteAccount({ accountId, now }) {
-      return tx(async (trx) => {
+    async deleteAccount({ accountId, now, audit }) {
+      return audited(audit, (on) => inTx(on, async (trx) => {
         // The account's row first (racing erasures, key and webhook creations and settlements queue on it), then its
         // day rows, which every admission of its keys locks before anything else: an admission either committed
         // before (and what it wrote is erased below) or comes after, sees the moved version, and writes nothing.
@@ -1138,8 +1174,11 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         await sql`UPDATE invoices SET failure_reason = NULL WHERE account_id = ${accountId} AND status = 'failed'`.execute(trx);
         await sql`UPDATE invoices SET status = 'failed', failure_reason = 'account_deleted', resolved_at = ${now}::bigint, lease_token = NULL
                   WHERE account_id = ${accountId} AND status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > ${now}::bigint)`.execute(trx);
+        // Audit entries stay, without what identifies a person; the hash covers their digest, so the chain still verifies.
+        await sql`UPDATE audit_log SET client_address = NULL, personal = NULL, salt = NULL, erased_at = ${now}::bigint
+                  WHERE account_id = ${accountId} AND erased_at IS NULL`.execute(trx);
         return { account: accountFromRow(tombstone), erased: true };
-      });
+      }), (r) => r !== null && r.erased);
     },
     async purgeAccount({ accountId, limit }) {
       const n = Math.max(1, Math.floor(limit));
@@ -1201,6 +1240,28 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       return rows.map(snapshotFromRow);
     },
 
+    async appendAudit(draft) {
+      return tx((trx) => appendAuditIn(trx, draft, draft.accountId));
+    },
+    async listAudit(query) {
+      const desc = query.order === "desc";
+      const cursor = desc ? sql`seq < ${query.beforeSeq ?? Number.MAX_SAFE_INTEGER}::bigint` : sql`seq > ${query.afterSeq ?? 0}::bigint`;
+      const rows = await all(
+        db,
+        sql`SELECT * FROM audit_log
+            WHERE ${cursor}
+              AND (${query.accountId ?? null}::text IS NULL OR account_id = ${query.accountId ?? null}::text)
+              AND (${query.actor ?? null}::text IS NULL OR actor = ${query.actor ?? null}::text)
+              AND (${query.action ?? null}::text IS NULL OR action = ${query.action ?? null}::text)
+              AND (${query.from ?? null}::bigint IS NULL OR at >= ${query.from ?? null}::bigint)
+              AND (${query.to ?? null}::bigint IS NULL OR at < ${query.to ?? null}::bigint)
+            ORDER BY seq ${sql.raw(desc ? "DESC" : "ASC")} LIMIT ${query.limit}::integer`,
+      );
+      return rows.map(auditEntryFromRow);
+    },
+    async auditHead() {
+      return auditHeadFromRow((await one(db, sql`SELECT seq, hash FROM audit_head WHERE id = 1`))!);
+    },
     async prune(input) {
       return pruneResultOf(input, (await one(db, postgresPruneBatch(input)))!);
     },

@@ -14,6 +14,9 @@ import { randomUUID } from "node:crypto";
 import type { SqliteDatabase, SqliteStatement } from "./driver.ts";
 import type {
   AccountRecord,
+  AuditDraft,
+  AuditEntry,
+  AuditHead,
   AdmitInput,
   AdmitResult,
   ApiKeyRecord,
@@ -43,6 +46,7 @@ import {
   accountResumedEvent,
   accountSuspendedEvent,
   allowance,
+  chainAuditEntry,
   billingPeriod,
   cryptoRandom,
   dailyWindow,
@@ -77,6 +81,7 @@ import { registerImportBackend } from "../import/staging.ts";
 import { batcher } from "../batch/batcher.ts";
 import type { SqlStorage } from "../sql-storage.ts";
 import type { Row } from "../rows.ts";
+import { AUDIT_COLUMNS, auditEntryFromRow, auditHeadFromRow, auditRowValues } from "../audit-rows.ts";
 import { accountFromRow, deliveryFromRow, invoiceFromRow, keyFromRow, lookupAccountFromRow, num, numOrNull, pageStart, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite-schema.ts";
 import { withSqliteStaging } from "./sqlite-staging.ts";
@@ -199,6 +204,32 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
                    VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`);
     for (const h of hooks) put.run(newId("dlv", { now: () => now }, cryptoRandom), draft.id, h.id, draft.accountId, now, now);
   }
+
+  /** Appends an entry after the chain's head, inside the caller's write transaction (the write lock orders appends). */
+  function appendAuditIn(draft: AuditDraft, accountId: string | null): AuditEntry {
+    const e = chainAuditEntry(draft, auditHeadFromRow(q("SELECT seq, hash FROM audit_head WHERE id = 1").get() as Row), accountId);
+    q(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...auditRowValues(e));
+    q("UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1").run(e.seq, e.hash);
+    return e;
+  }
+  const auditTx = db.transaction((fn: () => unknown): unknown => fn());
+  /**
+   * Runs an action (its own transaction becomes a savepoint) and appends its entry in ONE write transaction, when
+   * `changed` says the action changed something: true (the draft's account), an account id (the draft left it null), or false.
+   */
+  function withAudit<R>(draft: AuditDraft | undefined, run: () => R, changed: (r: R) => boolean | string): R {
+    if (draft === undefined) return run();
+    return auditTx.immediate(() => {
+      const r = run();
+      const c = changed(r);
+      if (c !== false) appendAuditIn(draft, typeof c === "string" ? c : draft.accountId);
+      return r;
+    }) as R;
+  }
+  const appendAuditTx = immediate((draft: AuditDraft): AuditEntry => appendAuditIn(draft, draft.accountId));
+  /** Whether the key exists and is not yet revoked (read inside the revocation's transaction). */
+  const revocable = (accountId: string, keyId: string): boolean =>
+    (q("SELECT revoked_at IS NULL AS open FROM api_keys WHERE id = ? AND account_id = ?").get(keyId, accountId) as { open: number } | undefined)?.open === 1;
 
   function deliveryRecord(r: Row): DeliveryRecord {
     return deliveryFromRow(r, q("SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq").all(r.id) as Row[]);
@@ -815,6 +846,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     q("UPDATE invoices SET failure_reason = NULL WHERE account_id = ? AND status = 'failed'").run(accountId);
     q(`UPDATE invoices SET status = 'failed', failure_reason = 'account_deleted', resolved_at = @now, lease_token = NULL
        WHERE account_id = @accountId AND status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > @now)`).run({ accountId, now });
+    // Audit entries stay, without what identifies a person; the hash covers their digest, so the chain still verifies.
+    q("UPDATE audit_log SET client_address = NULL, personal = NULL, salt = NULL, erased_at = ? WHERE account_id = ? AND erased_at IS NULL").run(now, accountId);
     return { account: accountFromRow(tombstone), erased: true };
   });
 
@@ -849,9 +882,9 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return { outboxDepth: num((q("SELECT count(*) AS n FROM deliveries WHERE status = 'pending'").get() as Row).n) };
     },
 
-    async createAccount(a) {
+    async createAccount(a, draft) {
       try {
-        q("INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, console_ip_exempt, billing) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
+        withAudit(draft, () => q("INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, console_ip_exempt, billing) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
           a.id,
           a.name,
           a.tier,
@@ -860,7 +893,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
           JSON.stringify(a.allowedCidrs),
           a.consoleIpExempt === true ? 1 : 0,
           JSON.stringify(a.billing),
-        );
+        ), () => true);
       } catch (e) {
         if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw new Error(`account ${a.id} exists`);
         throw e;
@@ -870,15 +903,20 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       const r = q("SELECT * FROM accounts WHERE id = ? AND status <> 'deleted'").get(accountId) as Row | undefined;
       return r ? accountFromRow(r) : null;
     },
-    async updateAccount(accountId, patch) {
-      return updateAccountTx(accountId, patch);
+    async updateAccount(accountId, patch, draft) {
+      return withAudit(draft, () => updateAccountTx(accountId, patch), (r) => r !== null);
     },
     async setAccountStatus(input) {
-      return setAccountStatusTx(input);
+      return withAudit(input.audit, () => setAccountStatusTx(input), (r) => r !== null && r.changed);
     },
-    async createSession(s) {
-      q(`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`).run(s.tokenHash, s.accountId, s.createdAt, s.expiresAt);
+    async createSession(s, draft) {
+      withAudit(
+        draft,
+        () =>
+          q(`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)
+             ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`).run(s.tokenHash, s.accountId, s.createdAt, s.expiresAt),
+        () => true,
+      );
     },
     async findSession(tokenHash, now) {
       const r = q("SELECT account_id FROM sessions WHERE token_hash = ? AND expires_at > ?").get(tokenHash, now) as Row | undefined;
@@ -888,17 +926,22 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       const r = q("SELECT expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?").get(tokenHash, now) as Row | undefined;
       return r ? Number(r.expires_at) : null;
     },
-    async deleteSession(tokenHash) {
-      return q("DELETE FROM sessions WHERE token_hash = ?").run(tokenHash).changes > 0;
+    async deleteSession(tokenHash, draft) {
+      const ended = withAudit(
+        draft,
+        () => (q("DELETE FROM sessions WHERE token_hash = ? RETURNING account_id").get(tokenHash) as Row | undefined)?.account_id,
+        (accountId) => (accountId === undefined ? false : (draft?.accountId ?? String(accountId))),
+      );
+      return ended !== undefined;
     },
-    async deleteSessions(accountId) {
-      return endSessionsTx(accountId);
+    async deleteSessions(accountId, draft) {
+      return withAudit(draft, () => endSessionsTx(accountId), () => true);
     },
-    async createSignInLink(link) {
-      q("INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)").run(link.tokenHash, link.accountId, link.createdAt, link.expiresAt);
+    async createSignInLink(link, draft) {
+      withAudit(draft, () => q("INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)").run(link.tokenHash, link.accountId, link.createdAt, link.expiresAt), () => true);
     },
     async redeemSignInLink(input) {
-      return redeemLinkTx(input);
+      return withAudit(input.audit, () => redeemLinkTx(input), (accountId) => (accountId === null ? false : (input.audit?.accountId ?? accountId)));
     },
     async dailyUsage(accountId, fromDay, now) {
       // Both environments' counters (`<account>/test` is the test keys'), summed per day.
@@ -912,8 +955,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return rows.map((r) => ({ day: Number(r.day), count: Number(r.count) }));
     },
 
-    async createKey({ key, hash, maxKeys, eventId }) {
-      return createKeyTx(key, hash, maxKeys, eventId);
+    async createKey({ key, hash, maxKeys, eventId, audit }) {
+      return withAudit(audit, () => createKeyTx(key, hash, maxKeys, eventId), (r) => r === "created");
     },
     async findKeyByHash(hash): Promise<KeyLookup | null> {
       // The hot-path lookup: one statement joining hash → key → account.
@@ -939,11 +982,19 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     async listKeys(accountId) {
       return (q("SELECT * FROM api_keys WHERE account_id = ? ORDER BY id").all(accountId) as Row[]).map(keyFromRow);
     },
-    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId, scopes }) {
-      return rotateKeyTx(accountId, keyId, newHash, newPrefix, now, eventId, scopes === undefined ? null : JSON.stringify(scopes));
+    async rotateKey({ accountId, keyId, newHash, newPrefix, now, eventId, scopes, audit }) {
+      return withAudit(audit, () => rotateKeyTx(accountId, keyId, newHash, newPrefix, now, eventId, scopes === undefined ? null : JSON.stringify(scopes)), (r) => r !== null);
     },
-    async revokeKey({ accountId, keyId, now, eventId }) {
-      return revokeKeyTx(accountId, keyId, now, eventId);
+    async revokeKey({ accountId, keyId, now, eventId, audit }) {
+      let open = false;
+      return withAudit(
+        audit,
+        () => {
+          open = revocable(accountId, keyId);
+          return revokeKeyTx(accountId, keyId, now, eventId);
+        },
+        (r) => r !== null && open,
+      );
     },
 
     async admit(input) {
@@ -956,8 +1007,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return usageTx(accountId, now, anchorDay, baseQuota, blockSize);
     },
 
-    async createWebhook(webhook, maxWebhooks) {
-      return createWebhookTx(webhook, maxWebhooks);
+    async createWebhook(webhook, maxWebhooks, draft) {
+      return withAudit(draft, () => createWebhookTx(webhook, maxWebhooks), (r) => r === "created");
     },
     async listWebhooks(accountId) {
       return (q("SELECT * FROM webhooks WHERE account_id = ? ORDER BY id").all(accountId) as Row[]).map(webhookFromRow);
@@ -976,14 +1027,19 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       if (field === "previous") return q("UPDATE webhooks SET previous_secret = ? WHERE id = ? AND previous_secret = ?").run(to, webhookId, from).changes > 0;
       return q("UPDATE webhooks SET secret = ? WHERE id = ? AND secret = ?").run(to, webhookId, from).changes > 0;
     },
-    async rotateWebhookSecret({ accountId, webhookId, secret, previousUntil }) {
+    async rotateWebhookSecret({ accountId, webhookId, secret, previousUntil, audit }) {
       // One statement: the old value moves to previous_secret as the new one lands (SET reads the row as it was).
-      const r = q(`UPDATE webhooks SET previous_secret = secret, previous_secret_until = ?, secret = ?
-                   WHERE id = ? AND account_id = ? RETURNING *`).get(previousUntil, secret, webhookId, accountId) as Row | undefined;
+      const r = withAudit(
+        audit,
+        () =>
+          q(`UPDATE webhooks SET previous_secret = secret, previous_secret_until = ?, secret = ?
+             WHERE id = ? AND account_id = ? RETURNING *`).get(previousUntil, secret, webhookId, accountId) as Row | undefined,
+        (row) => row !== undefined,
+      );
       return r ? webhookFromRow(r) : null;
     },
-    async deleteWebhook(accountId, webhookId) {
-      return deleteWebhookTx(accountId, webhookId);
+    async deleteWebhook(accountId, webhookId, draft) {
+      return withAudit(draft, () => deleteWebhookTx(accountId, webhookId), (r) => r);
     },
     async emitEvent(event, now) {
       emitEventTx(event, now);
@@ -994,19 +1050,24 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     async completeDelivery({ deliveryId, leaseToken, attempt, next, gone = false, health }) {
       return completeDeliveryTx(deliveryId, leaseToken, attempt, next, gone, health);
     },
-    async enableWebhook(accountId, webhookId) {
-      const r = q(`UPDATE webhooks SET status = 'active', disabled_reason = NULL, disabled_at = NULL, failing_since = NULL, dead_streak = 0
-                   WHERE id = ? AND account_id = ? RETURNING *`).get(webhookId, accountId) as Row | undefined;
+    async enableWebhook(accountId, webhookId, draft) {
+      const r = withAudit(
+        draft,
+        () =>
+          q(`UPDATE webhooks SET status = 'active', disabled_reason = NULL, disabled_at = NULL, failing_since = NULL, dead_streak = 0
+             WHERE id = ? AND account_id = ? RETURNING *`).get(webhookId, accountId) as Row | undefined,
+        (row) => row !== undefined,
+      );
       return r ? webhookFromRow(r) : null;
     },
     async listDeliveries(accountId, webhookId, limit) {
       return listDeliveriesTx(accountId, webhookId, limit);
     },
-    async retryDelivery(accountId, webhookId, deliveryId, now) {
-      return retryDeliveryTx(accountId, webhookId, deliveryId, now);
+    async retryDelivery(accountId, webhookId, deliveryId, now, draft) {
+      return withAudit(draft, () => retryDeliveryTx(accountId, webhookId, deliveryId, now), (r) => r !== null);
     },
-    async recoverDeliveries({ accountId, webhookId, since, now }) {
-      return recoverDeliveriesTx(accountId, webhookId, since, now);
+    async recoverDeliveries({ accountId, webhookId, since, now, audit }) {
+      return withAudit(audit, () => recoverDeliveriesTx(accountId, webhookId, since, now), (r) => typeof r === "number");
     },
 
     async claimCharges({ now, leaseMs, limit }) {
@@ -1016,10 +1077,10 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return settleChargeTx(invoiceId, leaseToken, outcome, eventIds);
     },
     async requestCharge(input) {
-      return requestChargeTx(input);
+      return withAudit(input.audit, () => requestChargeTx(input), (r) => r !== null);
     },
-    async releaseChargeHold({ accountId, now, anchorDay }) {
-      return releaseChargeHoldTx(accountId, now, anchorDay);
+    async releaseChargeHold({ accountId, now, anchorDay, audit }) {
+      return withAudit(audit, () => releaseChargeHoldTx(accountId, now, anchorDay), (r) => r);
     },
     async listInvoices(accountId) {
       return (q("SELECT * FROM invoices WHERE account_id = ? ORDER BY created_at DESC, id DESC").all(accountId) as Row[]).map(invoiceFromRow);
@@ -1066,8 +1127,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       }
       return out;
     },
-    async deleteAccount({ accountId, now }) {
-      return deleteAccountTx(accountId, now);
+    async deleteAccount({ accountId, now, audit }) {
+      return withAudit(audit, () => deleteAccountTx(accountId, now), (r) => r !== null && r.erased);
     },
     async purgeAccount({ accountId, limit }) {
       return purgeAccountTx(accountId, Math.max(1, Math.floor(limit)));
@@ -1104,6 +1165,30 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
 
     async prune(input) {
       return pruneTx(input);
+    },
+
+    async appendAudit(draft) {
+      return appendAuditTx(draft);
+    },
+    async listAudit(query) {
+      const desc = query.order === "desc";
+      const rows = q(`SELECT * FROM audit_log
+                      WHERE (@account IS NULL OR account_id = @account) AND (@actor IS NULL OR actor = @actor) AND (@action IS NULL OR action = @action)
+                        AND (@from IS NULL OR at >= @from) AND (@to IS NULL OR at < @to)
+                        AND ${desc ? "seq < @cursor" : "seq > @cursor"}
+                      ORDER BY seq ${desc ? "DESC" : "ASC"} LIMIT @limit`).all({
+        account: query.accountId ?? null,
+        actor: query.actor ?? null,
+        action: query.action ?? null,
+        from: query.from ?? null,
+        to: query.to ?? null,
+        cursor: desc ? (query.beforeSeq ?? Number.MAX_SAFE_INTEGER) : (query.afterSeq ?? 0),
+        limit: query.limit,
+      }) as Row[];
+      return rows.map(auditEntryFromRow);
+    },
+    async auditHead(): Promise<AuditHead> {
+      return auditHeadFromRow(q("SELECT seq, hash FROM audit_head WHERE id = 1").get() as Row);
     },
 
     benchmarks,
