@@ -1,7 +1,7 @@
 /** `benchdata accounts list | export | delete`: the operator finds, exports and erases accounts through the admin API. */
 import { chmodSync, closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { TIERS } from "@benchdata/core";
-import { accountFlag, dbUrl, intFlag, oneOf, parse, UsageError } from "./args.ts";
+import { accountFlag, dbUrl, intFlag, isoFlag, oneOf, parse, UsageError } from "./args.ts";
 import { loadConfig } from "./config-file.ts";
 import { adminCall } from "./admin-call.ts";
 import { byteProgress } from "./progress.ts";
@@ -22,13 +22,6 @@ interface AccountPage {
 }
 
 const STATES = ["active", "suspended", "deleted"] as const;
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
-
-/** A timestamp flag: ISO 8601 with a time zone, or a usage error naming it. */
-function isoFlag(name: string, value: string): string {
-  if (ISO.test(value) && !Number.isNaN(Date.parse(value))) return value;
-  throw new UsageError(`--${name} must be an ISO 8601 time with a time zone, e.g. 2026-11-01T00:00:00Z, got "${value}"`);
-}
 
 /** The account of `export` and `delete`: ACC_ID, or --account ACC_ID, once. */
 function accountOf(positional: string | undefined, flag: string | undefined, command: string): string {

@@ -54,3 +54,11 @@ export function intFlag(name: string, value: string | undefined, fallback: numbe
   if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${value}"`);
   return n;
 }
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** A timestamp flag: ISO 8601 with a time zone, or a usage error naming it. */
+export function isoFlag(name: string, value: string): string {
+  if (ISO.test(value) && !Number.isNaN(Date.parse(value))) return value;
+  throw new UsageError(`--${name} must be an ISO 8601 time with a time zone, e.g. 2026-11-01T00:00:00Z, got "${value}"`);
+}

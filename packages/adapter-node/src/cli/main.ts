@@ -1,4 +1,4 @@
-/** The `benchdata` command: serve, demo, migrate, accounts, keys, import, webhooks. */
+/** The `benchdata` command: serve, demo, migrate, accounts, keys, import, webhooks, audit. */
 import { jsonLogger, redact, resealWebhookSecrets, SCOPES, TIERS } from "@benchdata/core";
 import type { ServiceConfig } from "@benchdata/core";
 import { installShutdown } from "../serve.ts";
@@ -9,6 +9,7 @@ import { AdminCallError, adminCall } from "./admin-call.ts";
 import { accountsDelete, accountsExport, accountsList } from "./accounts-lifecycle.ts";
 import { runImport } from "./import-command.ts";
 import { runDemo } from "./demo.ts";
+import { auditExport, auditVerify } from "./audit-command.ts";
 import { loadSecretBox } from "./secret-keys.ts";
 
 const USAGE: Record<string, string> = {
@@ -33,6 +34,8 @@ Commands:
   keys create        create an API key for an account and print it (the raw key is shown once)
   import FILE        load live observations from CSV or NDJSON, all or nothing
   webhooks reseal    re-seal every webhook signing secret under the current operator key
+  audit verify       walk the audit log's hash chain; exit 1 at the first break, naming it
+  audit export       write audit entries as JSON lines (--since ISO), oldest first
 
 Every command takes --db URL (sqlite:PATH, postgres://…, memory:; env BENCHDATA_DB;
 default sqlite:./benchdata.db) and --help.`,
@@ -105,6 +108,15 @@ key: the first entry of BENCHDATA_WEBHOOK_KEYS (or of BENCHDATA_WEBHOOK_KEYS_FIL
 beside a SQLite database). To retire an operator key: put a new key first, keep the old one after it on
 every instance, run this, then remove the old one. Prints {"resealed", "unchanged", "failed", "key_id"};
 exits 1 when any secret could not be opened (its key is missing from the list).`,
+  audit: `Usage: benchdata audit verify [--db URL]
+       benchdata audit export [--since ISO] [--account ACC_ID] [--action ACTION] [--out FILE] [--db URL]
+
+verify  walks the audit log's hash chain from its first entry (docs/audit.md): each entry's hash must cover its
+        fields and the previous entry's hash, and the last must be the recorded head. Prints a JSON summary and
+        exits 0, or names the first broken entry (its id and position) and exits 1. Progress on stderr.
+export  writes entries recorded at or after --since (every entry without it), oldest first, one JSON object per
+        line, to --out FILE (created readable by its owner only) or stdout; progress on stderr. Each line carries
+        its salt, so an exported file can be verified on its own. Entries are never pruned.`,
   import: `Usage: benchdata import FILE [--db URL] [--format csv|ndjson]
 
 Loads rows of business_id, category, segment, period, metric, value (CSV with a header row, or
@@ -442,6 +454,14 @@ async function demoCommand(argv: string[]): Promise<number> {
   });
 }
 
+async function auditCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === "--help" || sub === "-h" || sub === undefined) return help("audit");
+  if (sub === "verify") return auditVerify(rest, () => help("audit"));
+  if (sub === "export") return auditExport(rest, () => help("audit"));
+  throw new UsageError(`unknown audit command "${sub}"`);
+}
+
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   serve: serveCommand,
   demo: demoCommand,
@@ -450,6 +470,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   keys: keysCommand,
   import: importCommand,
   webhooks: webhooksCommand,
+  audit: auditCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */
