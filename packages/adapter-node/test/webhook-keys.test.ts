@@ -45,8 +45,8 @@ describe("operator key for webhook signing secrets (CLI)", () => {
     try {
       const keyFile = `${file}.webhook-keys`;
       expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-      expect(readFileSync(keyFile, "utf8")).toMatch(/^k\d{8}:[A-Za-z0-9+/]{43}=$/m);
-      expect(node.logs.join("\n")).not.toContain(readFileSync(keyFile, "utf8").split("\n")[1]!.split(":")[1]);
+      expect(readFileSync(keyFile, "utf8")).toMatch(/^k[0-9A-Z]{26}:[A-Za-z0-9+/]{43}=$/m);
+      expect(node.logs.join("\n")).not.toContain(readFileSync(keyFile, "utf8").split("\n").find((l) => l.startsWith("k"))!.split(":")[1]);
       const acc = await http(`${node.url}/api/v1/admin/accounts`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: { name: "Keys", tier: "growth" } });
       expect(acc.status, acc.text).toBe(201);
       const hook = await http(`${node.url}/api/v1/console/webhooks`, {
@@ -62,7 +62,7 @@ describe("operator key for webhook signing secrets (CLI)", () => {
     }
     const [row] = secrets(file);
     expect(row!.id).toBe(hookId);
-    expect(row!.secret).toMatch(/^aesgcm1:k\d{8}:/);
+    expect(row!.secret).toMatch(/^aesgcm1:k[0-9A-Z]{26}:/);
     expect(row!.secret).not.toContain(secret.slice(6));
 
     // A row as an older version stored it: plain text. The next start seals it.
@@ -71,10 +71,10 @@ describe("operator key for webhook signing secrets (CLI)", () => {
     raw.close();
     const restarted = await startServe(["--db", db, "--config", CONFIG], NO_KEYS);
     await restarted.stop();
-    expect(secrets(file).find((r) => r.id === "wh_old")!.secret).toMatch(/^aesgcm1:k\d{8}:/);
+    expect(secrets(file).find((r) => r.id === "wh_old")!.secret).toMatch(/^aesgcm1:k[0-9A-Z]{26}:/);
 
     // A new operator key first, the old one kept to open: reseal moves every row to the new one.
-    const oldEntry = readFileSync(`${file}.webhook-keys`, "utf8").split("\n").find((l) => l.startsWith("k"))!;
+    const oldEntry = readFileSync(`${file}.webhook-keys`, "utf8").split("\n").find((l) => /^k[0-9A-Z]{26}:/.test(l))!;
     const newEntry = `k2099:${Buffer.alloc(32, 5).toString("base64")}`;
     const moved = cli(["webhooks", "reseal", "--db", db], { ...NO_KEYS, BENCHDATA_WEBHOOK_KEYS: `${newEntry},${oldEntry}` });
     expect(moved.status, moved.stderr).toBe(0);

@@ -122,8 +122,19 @@ export type { DeliveryWorker, DeliveryWorkerOptions } from "./webhooks/delivery-
 export { createDeliveryWorker, DELIVERY_LEASE_MARGIN_MS } from "./webhooks/delivery-worker.ts";
 export type { TestEventDeps, TestEventResponse, TestEventResult } from "./webhooks/send-test-event.ts";
 export { sendTestEvent } from "./webhooks/send-test-event.ts";
-export type { ResealReport, ResealStorage, SecretBox, SecretKey } from "./webhooks/secret-box.ts";
-export { createSecretBox, generateSecretKeyEntry, isSealed, parseSecretKeys, plaintextSecretBox, resealWebhookSecrets, sealedKeyId } from "./webhooks/secret-box.ts";
+export type { ResealReport, ResealStorage, SecretBox, SecretCheck, SecretKey, UnopenedSecret } from "./webhooks/secret-box.ts";
+export {
+  checkWebhookSecrets,
+  createSecretBox,
+  describeUnopened,
+  generateSecretKeyEntry,
+  isSealed,
+  newSecretKeyId,
+  parseSecretKeys,
+  plaintextSecretBox,
+  resealWebhookSecrets,
+  sealedKeyId,
+} from "./webhooks/secret-box.ts";
 
 export type { PaymentProcessor, PaymentRequest, PaymentResult } from "./billing/payment-processor.ts";
 export type { SimulatedCharge, SimulatedOutcome, SimulatedProcessor, SimulatedProcessorOptions } from "./billing/simulated-processor.ts";

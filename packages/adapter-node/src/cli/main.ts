@@ -1,5 +1,5 @@
 /** The `benchdata` command: serve, demo, migrate, accounts, keys, import, webhooks, audit. */
-import { jsonLogger, redact, resealWebhookSecrets, SCOPES, TIERS } from "@benchdata/core";
+import { checkWebhookSecrets, describeUnopened, jsonLogger, redact, resealWebhookSecrets, SCOPES, TIERS } from "@benchdata/core";
 import type { ServiceConfig } from "@benchdata/core";
 import { installShutdown } from "../serve.ts";
 import { accountFlag, dbUrl, intFlag, oneOf, parse, UsageError } from "./args.ts";
@@ -10,7 +10,7 @@ import { accountsDelete, accountsExport, accountsList } from "./accounts-lifecyc
 import { runImport } from "./import-command.ts";
 import { runDemo } from "./demo.ts";
 import { auditExport, auditVerify } from "./audit-command.ts";
-import { loadSecretBox } from "./secret-keys.ts";
+import { ensureSecretKeys, findSecretKeys } from "./secret-keys.ts";
 
 const USAGE: Record<string, string> = {
   main: `benchdata — the Benchmark Data Service
@@ -33,7 +33,7 @@ Commands:
   accounts resume    undo a suspension
   keys create        create an API key for an account and print it (the raw key is shown once)
   import FILE        load live observations from CSV or NDJSON, all or nothing
-  webhooks reseal    re-seal every webhook signing secret under the current operator key
+  webhooks reseal    re-seal every webhook signing secret under the current operator key (--check: only open them)
   audit verify       walk the audit log's hash chain; exit 1 at the first break, naming it
   audit export       write audit entries as JSON lines (--since ISO), oldest first
 
@@ -101,13 +101,16 @@ delete        erases the account, at once on every instance: its keys, sessions,
   keys: `Usage: benchdata keys create --account ACC_ID --name NAME --environment live|test --scopes S1,S2 [--db URL] [--config FILE]
 
 Prints the key record with "raw_key" (shown once). Scopes must be permitted by the account's tier.`,
-  webhooks: `Usage: benchdata webhooks reseal [--db URL]
+  webhooks: `Usage: benchdata webhooks reseal [--check] [--db URL]
 
 Re-seals every stored webhook signing secret (and a rotation's previous one) under the current operator
 key: the first entry of BENCHDATA_WEBHOOK_KEYS (or of BENCHDATA_WEBHOOK_KEYS_FILE, or of the key file
 beside a SQLite database). To retire an operator key: put a new key first, keep the old one after it on
 every instance, run this, then remove the old one. Prints {"resealed", "unchanged", "failed", "key_id"};
-exits 1 when any secret could not be opened (its key is missing from the list).`,
+exits 1 when any secret could not be opened (its key is missing, or another key has its id).
+--check changes nothing: it opens every sealed secret, those under the current key included, prints
+{"sealed", "failed", "key_ids", "failures": [{"webhook_id", "field", "key_id", "reason"}]} and exits 1
+when any does not open.`,
   audit: `Usage: benchdata audit verify [--db URL]
        benchdata audit export [--since ISO] [--account ACC_ID] [--action ACTION] [--out FILE] [--db URL]
 
@@ -163,6 +166,8 @@ async function serveCommand(argv: string[]): Promise<number> {
       advice: "listen with --host 127.0.0.1 behind a proxy, or move the admin API to its own loopback listener with --admin-port (docs/operations.md)",
     });
   }
+  // Installed before "listening" is logged: a supervisor may send SIGTERM the moment it reads that line.
+  installShutdown({ close: () => running.stop() }, (m) => logger.info(m));
   logger.info("listening", {
     url: running.url,
     port: running.port,
@@ -173,7 +178,6 @@ async function serveCommand(argv: string[]): Promise<number> {
     ...(running.admin ? { admin_url: running.admin.url, admin_port: running.admin.port } : {}),
     metrics: config.metrics.token !== null,
   });
-  installShutdown({ close: () => running.stop() }, (m) => logger.info(m));
   return new Promise<number>(() => {});
 }
 
@@ -421,12 +425,26 @@ async function webhooksCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "--help" || sub === "-h" || sub === undefined) return help("webhooks");
   if (sub !== "reseal") throw new UsageError(`unknown webhooks command "${sub}"`);
-  const { values } = parse(rest, { db: { type: "string" } });
+  const { values } = parse(rest, { db: { type: "string" }, check: { type: "boolean" } });
   if (values.help) return help("webhooks");
   const db = dbUrl(values.db);
-  const { box } = await loadSecretBox(db, { generate: true });
+  const found = await findSecretKeys(db);
   const storage = await openDb(db);
   try {
+    if (values.check) {
+      // Opens every sealed row, changes nothing, never writes a key file.
+      const check = await checkWebhookSecrets(storage, "missing" in found ? null : found.box);
+      out({
+        sealed: check.sealed,
+        failed: check.failed.length,
+        key_ids: "missing" in found ? [] : found.box.keyIds,
+        failures: check.failed.map((f) => ({ webhook_id: f.webhookId, field: f.field, key_id: f.keyId, reason: f.reason === "missing" ? "key not configured" : "a different key has that id" })),
+      });
+      if (check.failed.length === 0) return 0;
+      process.stderr.write(`benchdata webhooks reseal --check: ${check.failed.length} of ${check.sealed} sealed secrets do not open: ${describeUnopened(check.failed)}\n`);
+      return 1;
+    }
+    const { box } = await ensureSecretKeys(found, storage);
     const report = await resealWebhookSecrets(storage, box);
     out({ ...report, key_id: box.currentKeyId });
     return report.failed > 0 ? 1 : 0;

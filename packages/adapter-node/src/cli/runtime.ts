@@ -25,7 +25,7 @@ import { serveOnRuntime } from "../runtime-serve.ts";
 import type { RuntimeServeHandle } from "../runtime-serve.ts";
 import { nodeResolve, nodeTransport } from "../webhook-transport.ts";
 import { stripeProcessor } from "../stripe-processor.ts";
-import { loadSecretBox } from "./secret-keys.ts";
+import { ensureSecretKeys, findSecretKeys, requireSecretsOpen } from "./secret-keys.ts";
 
 /** Opens the storage a `--db` URL names (`memory:`, `sqlite:PATH`, `postgres://…`) and migrates it. */
 export async function openDb(url: string, logger?: Logger): Promise<Storage> {
@@ -73,21 +73,31 @@ export async function startService(options: {
   workers?: boolean;
   /** Shifts this instance's clock (tests of clock skew between instances; env BENCHDATA_CLOCK_OFFSET_MS). */
   clockOffsetMs?: number;
-  /** Seals webhook signing secrets; default: the operator keys `loadSecretBox` finds for `db` (PostgreSQL without one refuses to start). */
+  /** Seals webhook signing secrets; default: the operator keys `findSecretKeys` finds for `db` (PostgreSQL without one refuses to start). */
   secretBox?: SecretBox;
 }): Promise<Running> {
   const { config, logger } = options;
-  let secretBox = options.secretBox;
-  if (!secretBox) {
-    const loaded = await loadSecretBox(options.db, { generate: true });
-    secretBox = loaded.box;
-    logger.info("webhook signing secrets sealed at rest", { key_id: secretBox.currentKeyId, key_source: loaded.source, ...(loaded.file ? { key_file: loaded.file } : {}) });
-  }
+  // The keys are found first (PostgreSQL without one is refused before connecting), then checked against
+  // what the database holds: every sealed secret must open, or the start is refused (exit 2).
+  const found = options.secretBox ? null : await findSecretKeys(options.db);
   const storage = await openDb(options.db, logger);
-  // Secrets stored in plain text before encryption at rest are sealed now; rows under an older operator
-  // key are left to `benchdata webhooks reseal` (instances still running with the old key list open them).
-  const resealed = await resealWebhookSecrets(storage, secretBox, { onlyPlaintext: true });
-  if (resealed.resealed > 0 || resealed.failed > 0) logger.info("plain-text webhook signing secrets sealed", { resealed: resealed.resealed, failed: resealed.failed });
+  let secretBox: SecretBox;
+  try {
+    if (found === null) secretBox = options.secretBox!;
+    else {
+      const keys = await ensureSecretKeys(found, storage);
+      const sealed = await requireSecretsOpen(keys, storage);
+      secretBox = keys.box;
+      logger.info("webhook signing secrets sealed at rest", { key_id: secretBox.currentKeyId, key_source: keys.source, sealed_secrets: sealed, ...(keys.file ? { key_file: keys.file } : {}) });
+    }
+    // Secrets stored in plain text before encryption at rest are sealed now; rows under an older operator
+    // key are left to `benchdata webhooks reseal` (instances still running with the old key list open them).
+    const resealed = await resealWebhookSecrets(storage, secretBox, { onlyPlaintext: true });
+    if (resealed.resealed > 0 || resealed.failed > 0) logger.info("plain-text webhook signing secrets sealed", { resealed: resealed.resealed, failed: resealed.failed });
+  } catch (e) {
+    await storage.close();
+    throw e;
+  }
   const offset = options.clockOffsetMs ?? 0;
   const clock: Clock = offset === 0 ? systemClock : { now: () => Date.now() + offset };
   const random = cryptoRandom;

@@ -103,6 +103,8 @@ describe("usage errors exit 2, for every command", () => {
     [["import", "package.json", "--format", "xml"], "--format must be csv or ndjson"],
     [["webhooks", "rotate"], 'unknown webhooks command "rotate"'],
     [["webhooks", "reseal", "--db", "redis://x"], "--db must be sqlite:PATH"],
+    [["webhooks", "reseal", "--check", "--db", "redis://x"], "--db must be sqlite:PATH"],
+    [["webhooks", "reseal", "--check=yes"], "--check"],
   ];
 
   it.each(table)("%j → exit 2", async (argv, says) => {

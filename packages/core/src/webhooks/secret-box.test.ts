@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { cryptoRandom } from "../clock/clock.ts";
-import { createSecretBox, parseSecretKeys, plaintextSecretBox } from "./secret-box.ts";
+import { cryptoRandom, systemClock } from "../clock/clock.ts";
+import { checkWebhookSecrets, createSecretBox, describeUnopened, newSecretKeyId, parseSecretKeys, plaintextSecretBox, resealWebhookSecrets } from "./secret-box.ts";
 
 const K1 = `k1:${btoa(String.fromCharCode(...new Uint8Array(32).fill(1)))}`;
 
@@ -29,5 +29,34 @@ describe("secret box (webhook signing secrets at rest)", () => {
     expect(() => parseSecretKeys("k1:AAAA")).toThrow(/32 bytes/);
     expect(() => parseSecretKeys(`${K1},${K1}`)).toThrow(/twice/);
     expect(() => parseSecretKeys("bad id:AAAA")).toThrow(/id:base64/);
+  });
+
+  it("generated key ids are unique and valid key ids, never the date", () => {
+    const ids = new Set(Array.from({ length: 2000 }, () => newSecretKeyId(systemClock, cryptoRandom)));
+    expect(ids.size).toBe(2000);
+    for (const id of ids) expect(id).toMatch(/^k[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(parseSecretKeys(`${[...ids][0]}:${K1.split(":")[1]}`)[0]!.id).toBe([...ids][0]);
+  });
+
+  it("check and reseal open rows under the current key id too: another key under the same id fails", async () => {
+    const original = await createSecretBox(parseSecretKeys(K1), cryptoRandom);
+    const rows = [
+      { webhookId: "wh_a", field: "current" as const, secret: await original.seal("wh_a", "whsec_a") },
+      { webhookId: "wh_b", field: "previous" as const, secret: await original.seal("wh_b", "whsec_b") },
+      { webhookId: "wh_c", field: "current" as const, secret: "whsec_plain" },
+    ];
+    const storage = { listWebhookSecrets: async () => rows, replaceWebhookSecret: async () => true };
+    expect(await checkWebhookSecrets(storage, original)).toEqual({ sealed: 2, failed: [] });
+    // The same id, another key: what a key file written over a lost one holds.
+    const impostor = await createSecretBox(parseSecretKeys(`k1:${btoa(String.fromCharCode(...new Uint8Array(32).fill(9)))}`), cryptoRandom);
+    const check = await checkWebhookSecrets(storage, impostor);
+    expect(check.failed).toEqual([
+      { webhookId: "wh_a", field: "current", keyId: "k1", reason: "mismatch" },
+      { webhookId: "wh_b", field: "previous", keyId: "k1", reason: "mismatch" },
+    ]);
+    expect(describeUnopened(check.failed)).toBe("2 need key id k1 (a key with that id is configured, but it is a different key)");
+    expect((await checkWebhookSecrets(storage, null)).failed.map((f) => f.reason)).toEqual(["missing", "missing"]);
+    expect(await resealWebhookSecrets(storage, impostor)).toEqual({ resealed: 1, unchanged: 0, failed: 2 });
+    expect(await resealWebhookSecrets(storage, original)).toEqual({ resealed: 1, unchanged: 2, failed: 0 });
   });
 });

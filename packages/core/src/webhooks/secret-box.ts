@@ -9,7 +9,8 @@
  * A value that is not sealed (a `whsec_…` written before encryption at rest) opens as itself, so an old
  * database keeps delivering until it is re-sealed (`serve` re-seals such rows when it starts).
  */
-import type { RandomSource } from "../clock/clock.ts";
+import { ulid } from "ulid";
+import type { Clock, RandomSource } from "../clock/clock.ts";
 import { fromBase64, toBase64 } from "../signing/signature.ts";
 import type { Storage } from "../storage/types.ts";
 
@@ -23,6 +24,8 @@ export interface SecretBox {
   open(webhookId: string, stored: string): Promise<string>;
   /** Whether `stored` is already sealed under the current key (nothing to re-seal). */
   isCurrent(stored: string): boolean;
+  /** The ids of every key that opens (the current one first); empty for the plaintext box. */
+  readonly keyIds: readonly string[];
 }
 
 /** One operator key: an id (letters, digits, `_`, `-`; at most 32) and 32 random bytes. */
@@ -61,6 +64,7 @@ export const plaintextSecretBox: SecretBox = {
   isCurrent(stored) {
     return !isSealed(stored);
   },
+  keyIds: [],
 };
 
 /**
@@ -85,6 +89,16 @@ export function parseSecretKeys(text: string): SecretKey[] {
     if (key === null || key.length !== 32) throw new Error(`operator key "${id}": the key must be 32 bytes, base64-encoded`);
     return { id, key };
   });
+}
+
+const byte = new Uint8Array(1);
+
+/**
+ * A new operator key id: `k` and a ULID (27 characters). Unique, so a key generated after a restore can never
+ * take the id of a lost one (ids derived from the date did: the old key then failed as "appears twice").
+ */
+export function newSecretKeyId(clock: Clock, random: RandomSource): string {
+  return `k${ulid(clock.now(), () => random.fill(byte)[0]! / 256)}`;
 }
 
 /** A new operator key entry `id:base64` (32 random bytes), for a key file. */
@@ -150,6 +164,7 @@ export async function createSecretBox(keys: readonly SecretKey[], random: Random
     isCurrent(stored) {
       return sealedKeyId(stored) === current;
     },
+    keyIds: keys.map((k) => k.id),
   };
 }
 
@@ -166,13 +181,65 @@ export async function previousSecretAt(box: SecretBox, webhookId: string, stored
   }
 }
 
+/** A stored secret that does not open: which webhook, which field, and the key id it names. */
+export interface UnopenedSecret {
+  readonly webhookId: string;
+  readonly field: "current" | "previous";
+  /** The key id the sealed value names (null when it is malformed). */
+  readonly keyId: string | null;
+  /** `missing`: no configured key has that id; `mismatch`: a key with that id is configured but does not open it. */
+  readonly reason: "missing" | "mismatch";
+}
+
+/** What a check of every stored secret found. */
+export interface SecretCheck {
+  /** Sealed values tried (plain-text ones open as themselves and are not counted). */
+  readonly sealed: number;
+  readonly failed: readonly UnopenedSecret[];
+}
+
+/**
+ * Opens every sealed webhook secret, the current key's included: a key file replaced by another key under
+ * the same id is found here, not at the first delivery. `box` null means no key at all (every sealed value fails).
+ */
+export async function checkWebhookSecrets(storage: Pick<Storage, "listWebhookSecrets">, box: SecretBox | null): Promise<SecretCheck> {
+  let sealed = 0;
+  const failed: UnopenedSecret[] = [];
+  for (const row of await storage.listWebhookSecrets()) {
+    if (!isSealed(row.secret)) continue;
+    sealed++;
+    const keyId = sealedKeyId(row.secret);
+    try {
+      if (box === null) throw new Error("no operator key");
+      await box.open(row.webhookId, row.secret);
+    } catch {
+      failed.push({ webhookId: row.webhookId, field: row.field, keyId, reason: box !== null && keyId !== null && box.keyIds.includes(keyId) ? "mismatch" : "missing" });
+    }
+  }
+  return { sealed, failed };
+}
+
+/** "3 need key id k1 (configured, but it does not open them); 1 needs key id k0 (not configured)": for messages. */
+export function describeUnopened(failed: readonly UnopenedSecret[]): string {
+  const byKey = new Map<string, { count: number; reason: UnopenedSecret["reason"] }>();
+  for (const f of failed) {
+    const id = f.keyId ?? "(malformed)";
+    const entry = byKey.get(id) ?? { count: 0, reason: f.reason };
+    entry.count++;
+    byKey.set(id, entry);
+  }
+  return [...byKey]
+    .map(([id, { count, reason }]) => `${count} ${count === 1 ? "needs" : "need"} key id ${id} (${reason === "missing" ? "not configured" : "a key with that id is configured, but it is a different key"})`)
+    .join("; ");
+}
+
 /** What a re-seal did. */
 export interface ResealReport {
   /** Secrets re-sealed under the current key. */
   readonly resealed: number;
   /** Secrets already under the current key. */
   readonly unchanged: number;
-  /** Secrets that did not open (a key no longer configured) or changed meanwhile; left as they were. */
+  /** Secrets that did not open (a key no longer configured, or another key under the same id) or changed meanwhile; left as they were. */
   readonly failed: number;
 }
 
@@ -183,6 +250,8 @@ export type ResealStorage = Pick<Storage, "listWebhookSecrets" | "replaceWebhook
  * Re-seals webhook secrets under the box's current key: every one not already under it, or with
  * `onlyPlaintext` only those stored in plain text (what `serve` does when it starts, so instances still on
  * an older key list keep opening what they knew). Each row is replaced only if it still holds what was read.
+ * A row already under the current key is opened too (unless `onlyPlaintext`): one that does not open counts
+ * as failed, so a replaced key under a reused id is never reported as fine.
  */
 export async function resealWebhookSecrets(storage: ResealStorage, box: SecretBox, options: { onlyPlaintext?: boolean } = {}): Promise<ResealReport> {
   if (box.currentKeyId === null) throw new Error("re-sealing needs an operator key");
@@ -190,8 +259,17 @@ export async function resealWebhookSecrets(storage: ResealStorage, box: SecretBo
   let unchanged = 0;
   let failed = 0;
   for (const row of await storage.listWebhookSecrets()) {
-    if (box.isCurrent(row.secret) || (options.onlyPlaintext && isSealed(row.secret))) {
+    if (options.onlyPlaintext && isSealed(row.secret)) {
       unchanged++;
+      continue;
+    }
+    if (box.isCurrent(row.secret)) {
+      try {
+        await box.open(row.webhookId, row.secret);
+        unchanged++;
+      } catch {
+        failed++;
+      }
       continue;
     }
     try {
