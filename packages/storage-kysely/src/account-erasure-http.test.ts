@@ -6,7 +6,7 @@
  * everything.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PaymentProcessor, PaymentRequest, Storage, WebhookRequest } from "@benchdata/core";
+import type { Clock, PaymentProcessor, PaymentRequest, Storage, WebhookRequest } from "@benchdata/core";
 import { createBillingWorker, createDeliveryWorker, cryptoRandom, defineConfig, quotaWarningEvent, simulatedProcessor, systemClock } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import type { JsonReply } from "./test-support/json-call.ts";
@@ -19,6 +19,22 @@ const ADMIN = "admin-token-for-erasure-tests-0123456789";
 const stores = await twoHandleStores("account-erasure-http");
 
 type App = ReturnType<typeof createApp>;
+
+/** `storage` with one method that first runs `before` (an erasure through the other instance), then itself. */
+function racing(storage: Storage, method: keyof Storage, before: () => Promise<void>): Storage {
+  return new Proxy(storage, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop) as unknown;
+      if (typeof value !== "function") return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      if (prop !== method) return bound;
+      return async (...args: unknown[]) => {
+        await before();
+        return bound(...args);
+      };
+    },
+  });
+}
 
 for (const [name, open] of Object.entries(stores)) {
   describe(`accounts erased across two instances: ${name}`, () => {
@@ -82,6 +98,70 @@ for (const [name, open] of Object.entries(stores)) {
       const listed = await admin(a, "GET", "/accounts?status=deleted");
       expect(listed.body.data.map((x: { account_id: string }) => x.account_id)).toContain(acc.id);
       expect((await admin(b, "GET", "/accounts?q=kept%20co")).body.data.map((x: { account_id: string }) => x.account_id)).toEqual([keep.id]);
+    });
+
+    it("a merchant snapshot, a console session or a sign-in link whose account is erased in between is refused, and nothing of it is stored", async () => {
+      const acc = await newAccount("Racing Co");
+      const k = await call(a, "POST", "/api/v1/console/keys", acc.session, { name: "m", environment: "test", scopes: ["merchant:write"] });
+      expect(k.status, JSON.stringify(k.body)).toBe(201);
+      const erase = async (): Promise<void> => {
+        expect((await admin(b, "DELETE", `/accounts/${acc.id}`)).status).toBe(200);
+      };
+      // The key was checked; the account is erased (through the other instance) before the snapshot is stored.
+      const snapApp = createApp({ config, adminToken: ADMIN, storage: racing(handles[0], "saveSnapshot", erase) });
+      const snap = await call(snapApp, "POST", "/data/v1/merchant/vcfs", k.body.raw_key, { merchant_id: "m-1", category: "saas", period: "2026-Q3", metrics: { gross_margin: 0.5 } });
+      expect(snap.status, JSON.stringify(snap.body)).toBe(401);
+      expect(snap.body).toMatchObject({ code: "auth.unknown_key", status: 401 });
+      for (const s of handles) expect(await s.accountSnapshots(acc.id, { limit: 10 })).toEqual([]);
+
+      // The admin API found the account; it is erased before the session or link is stored.
+      for (const [method, path] of [
+        ["createSession", "sessions"],
+        ["createSignInLink", "sign-in-links"],
+      ] as const) {
+        const other = await newAccount(`Racing ${method}`);
+        const racer = createApp({
+          config,
+          adminToken: ADMIN,
+          storage: racing(handles[0], method, async () => {
+            expect((await admin(b, "DELETE", `/accounts/${other.id}`)).status).toBe(200);
+          }),
+        });
+        const r = await admin(racer, "POST", `/accounts/${other.id}/${path}`);
+        expect(r.status, JSON.stringify(r.body)).toBe(404);
+        expect(r.body.code).toBe("not_found");
+        for (const s of handles) expect(await s.accountSessions(other.id)).toEqual([]);
+      }
+    });
+
+    it("a decline that arrives after the erasure records the outcome without the decline reason; the erasure is never dated before the last invoice", async () => {
+      const acc = await newAccount("Declined Co");
+      expect((await admin(a, "PATCH", `/accounts/${acc.id}`, { limits: { monthly_quota: 1 }, billing: { customer_ref: "cus_y", payment_method_ref: "pm_y" } })).status).toBe(200);
+      const key = await newKey(acc.session, "live");
+      expect((await call(a, "GET", PERCENTILE, key, undefined, {}, LIVE)).status).toBe(200);
+      expect((await call(a, "GET", PERCENTILE, key, undefined, {}, LIVE)).status).toBe(402);
+      const [pending] = await handles[1].listInvoices(acc.id);
+      expect(pending?.status).toBe("pending");
+      // The erasing instance's clock runs 10 minutes behind the one that wrote the invoice.
+      const behind: Clock = { now: () => Date.now() - 600_000 };
+      const lagging = createApp({ config, adminToken: ADMIN, storage: handles[1], clock: behind });
+      let erasedAt = "";
+      const processor: PaymentProcessor = {
+        async charge(request) {
+          // The processor answers after the account was erased (the charge was claimed before).
+          const r = await admin(lagging, "DELETE", `/accounts/${request.accountId}`);
+          expect(r.status).toBe(200);
+          erasedAt = r.body.deleted_at;
+          return { status: "failed", processorRef: "pi_late", reason: "insufficient_funds" };
+        },
+      };
+      const worker = createBillingWorker({ storage: handles[0], clock: systemClock, random: cryptoRandom, processor, config });
+      await worker.tick();
+      const [after] = await handles[1].listInvoices(acc.id);
+      expect(after).toMatchObject({ id: pending!.id, status: "failed", processorRef: "pi_late", failureReason: null });
+      expect(Date.parse(erasedAt)).toBeGreaterThanOrEqual(pending!.createdAt);
+      const tomb = (await admin(a, "GET", "/accounts?status=deleted&limit=100")).body.data.find((x: { account_id: string }) => x.account_id === acc.id);
+      expect(tomb.deleted_at).toBe(erasedAt);
     });
 
     it("a charge not yet made when the account is erased is never made; its invoice stays, failed as account_deleted", async () => {

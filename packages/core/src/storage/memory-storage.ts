@@ -481,8 +481,10 @@ export function createMemoryStorage(): Storage {
       return { account: next, changed: true };
     },
     async createSession(s, draft) {
+      if (live(s.accountId) === null) return false;
       sessions.set(s.tokenHash, { accountId: s.accountId, createdAt: s.createdAt, expiresAt: s.expiresAt });
       audit(draft);
+      return true;
     },
     async findSession(tokenHash, now) {
       const s = sessions.get(tokenHash);
@@ -508,8 +510,10 @@ export function createMemoryStorage(): Storage {
       return n;
     },
     async createSignInLink(link, draft) {
+      if (live(link.accountId) === null) return false;
       signInLinks.set(link.tokenHash, { accountId: link.accountId, createdAt: link.createdAt, expiresAt: link.expiresAt });
       audit(draft);
+      return true;
     },
     async redeemSignInLink({ linkHash, now, session, audit: draft }) {
       const link = signInLinks.get(linkHash);
@@ -527,7 +531,8 @@ export function createMemoryStorage(): Storage {
       for (const id of [accountId, dayCounterId(accountId, "test")]) {
         for (const [day, count] of pastDays.get(id) ?? []) if (day >= fromDay) sums.set(day, (sums.get(day) ?? 0) + count);
         const d = days.get(id);
-        if (d && d.day === today && d.count > 0 && today >= fromDay) sums.set(today, (sums.get(today) ?? 0) + d.count);
+        // An idle account's counter still holds its last active day until the next admission or prune moves it.
+        if (d && d.day <= today && d.day >= fromDay && d.count > 0) sums.set(d.day, (sums.get(d.day) ?? 0) + d.count);
       }
       return [...sums].map(([day, count]) => ({ day, count })).sort((a, b) => a.day - b.day);
     },
@@ -898,8 +903,12 @@ export function createMemoryStorage(): Storage {
         failureReason: outcome.status === "failed" ? outcome.reason : null,
       };
       inv.leaseToken = null;
-      // An account erased while its charge was in flight: the invoice records what the processor did, nothing more.
-      if (accounts.get(rec.accountId)?.status === "deleted") return true;
+      // An account erased while its charge was in flight: the invoice records what the processor did, nothing more
+      // (a decline reason describes the customer's finances, which the erasure removed: it is not kept).
+      if (accounts.get(rec.accountId)?.status === "deleted") {
+        inv.record = { ...inv.record, failureReason: null };
+        return true;
+      }
       const start = Date.parse(rec.periodStart);
       const q = quotas.get(quotaKey(rec.accountId, start));
       if (q) q.state = paid ? quotaChargeSucceeded(q.state, rec.block) : quotaChargeFailed(q.state, rec.block, outcome.at);
@@ -937,6 +946,7 @@ export function createMemoryStorage(): Storage {
     },
 
     async saveSnapshot(snapshot) {
+      if (accounts.get(snapshot.accountId)?.status === "deleted") return "deleted";
       const slot = `${snapshot.accountId}|${snapshot.environment}|${snapshot.merchantId}|${snapshot.period}`;
       const oldId = snapshotSlots.get(slot);
       const replaced = oldId === undefined ? null : (snapshots.get(oldId) ?? null);
@@ -980,6 +990,9 @@ export function createMemoryStorage(): Storage {
       const a = accounts.get(accountId);
       if (!a) return null;
       if (a.status === "deleted") return { account: a, erased: false };
+      // Never before the last invoice (another instance's clock may run ahead): the record stays in order.
+      let at = now;
+      for (const inv of invoices.values()) if (inv.record.accountId === accountId) at = Math.max(at, inv.record.createdAt, inv.record.resolvedAt ?? 0);
       const tombstone: AccountRecord = {
         id: a.id,
         name: "",
@@ -991,7 +1004,7 @@ export function createMemoryStorage(): Storage {
         status: "deleted",
         suspendedAt: null,
         suspendedReason: null,
-        deletedAt: now,
+        deletedAt: at,
       };
       accounts.set(accountId, tombstone);
       accountVersions.set(accountId, (accountVersions.get(accountId) ?? 0) + 1);
@@ -1022,7 +1035,7 @@ export function createMemoryStorage(): Storage {
         const inFlight = inv.leaseToken !== null && inv.leaseUntil > now;
         inv.record =
           r.status === "pending" && !inFlight
-            ? { ...r, status: "failed", failureReason: "account_deleted", resolvedAt: now }
+            ? { ...r, status: "failed", failureReason: "account_deleted", resolvedAt: at }
             : { ...r, failureReason: r.status === "failed" ? null : r.failureReason };
         if (inv.record.status !== "pending") inv.leaseToken = null;
       }
@@ -1033,7 +1046,7 @@ export function createMemoryStorage(): Storage {
       }
       for (let i = 0; i < auditLog.length; i++) {
         const e = auditLog[i]!;
-        if (e.accountId === accountId && e.erasedAt === null) auditLog[i] = { ...e, clientAddress: null, personal: null, salt: null, erasedAt: now };
+        if (e.accountId === accountId && e.erasedAt === null) auditLog[i] = { ...e, clientAddress: null, personal: null, salt: null, erasedAt: at };
       }
       audit(draft);
       return { account: tombstone, erased: true };

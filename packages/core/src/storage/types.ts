@@ -527,8 +527,12 @@ export interface Storage {
     now: number;
     eventId: string;
   }): Promise<{ account: AccountRecord; changed: boolean } | null>;
-  /** Stores a console session under its token's hash; every session expires (`expiresAt`). */
-  createSession(session: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }, audit?: AuditDraft): Promise<void>;
+  /**
+   * Stores a console session under its token's hash; every session expires (`expiresAt`). False (nothing stored)
+   * when the account does not exist or was erased, decided in the same atomic step as the insert (an erasure
+   * running at the same time comes wholly before it, or after it and ends the session).
+   */
+  createSession(session: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }, audit?: AuditDraft): Promise<boolean>;
   /** The account of an unexpired session token hash, or null. */
   findSession(tokenHash: string, now: number): Promise<string | null>;
   /** The expiry of an unexpired session token hash, or null. */
@@ -537,8 +541,8 @@ export interface Storage {
   deleteSession(tokenHash: string, audit?: AuditDraft): Promise<boolean>;
   /** Ends every session of an account and voids its unused sign-in links; how many sessions it ended. */
   deleteSessions(accountId: string, audit?: AuditDraft): Promise<number>;
-  /** Stores a one-time sign-in link under its token's hash. */
-  createSignInLink(link: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }, audit?: AuditDraft): Promise<void>;
+  /** Stores a one-time sign-in link under its token's hash; false (nothing stored) for an erased or unknown account, as `createSession`. */
+  createSignInLink(link: { tokenHash: string; accountId: string; createdAt: number; expiresAt: number }, audit?: AuditDraft): Promise<boolean>;
   /**
    * Redeems an unexpired, unused sign-in link for a new session, in one atomic step: the link is consumed
    * and the session stored together, so a link redeemed twice at once yields one session. The account id, or null.
@@ -660,7 +664,8 @@ export interface Storage {
    * (paid: one more block, access resumes), and the events `quota.exhausted` (with the processor reference;
    * only for a block's first attempt, so one per exhaustion) then `invoice.paid` or `invoice.failed`, with
    * their deliveries. Ignored (false) without the lease. For an account erased while the charge was in flight
-   * only the invoice's outcome is recorded (the legal record of money taken or not): no quota, no event.
+   * only the invoice's outcome is recorded (the legal record of money taken or not): no quota, no event, and no
+   * decline reason (`failureReason` stays null: it describes the customer's finances).
    */
   settleCharge(input: { invoiceId: string; leaseToken: string; outcome: ChargeOutcome; eventIds: { exhausted: string; result: string } }): Promise<boolean>;
   /**
@@ -692,9 +697,10 @@ export interface Storage {
    * Stores a snapshot, replacing (deleting) the one of the same account, environment, merchant and period if
    * there is one, in ONE atomic operation (MUST hold across processes: concurrent saves of one period leave
    * exactly one snapshot, and each replaced snapshot is reported by exactly one save). Returns the replaced
-   * snapshot, or null.
+   * snapshot, or null. `deleted` (nothing stored) when the account was erased, decided in the same atomic step,
+   * so no snapshot outlives an erasure however the calls race.
    */
-  saveSnapshot(snapshot: SnapshotRecord): Promise<SnapshotRecord | null>;
+  saveSnapshot(snapshot: SnapshotRecord): Promise<SnapshotRecord | null | "deleted">;
   /** The account's snapshots in one environment (optionally of one merchant), newest first (`createdAt`, then `id`, descending), at most `limit`. */
   listSnapshots(accountId: string, environment: Environment, options: { merchantId?: string; limit: number }): Promise<SnapshotRecord[]>;
   /** Every snapshot of one merchant of the account in one environment (one per period), in ascending `period` text order. */
@@ -707,7 +713,8 @@ export interface Storage {
   listAccounts(query: AccountListQuery): Promise<AccountRecord[]>;
   /**
    * Erases an account. In ONE atomic operation (MUST hold across processes, like a revocation): the account
-   * becomes a tombstone (status `deleted`, `deletedAt` now, name, limits, IP ranges, billing refs and suspension
+   * becomes a tombstone (status `deleted`, `deletedAt` now but never before the account's last invoice was made or
+   * resolved, whatever clock wrote it, name, limits, IP ranges, billing refs and suspension
    * note erased, its version moved, so every remembered lookup of its keys is stale at once); its keys with every
    * hash they had and their windows, its console sessions and sign-in links, its webhooks (secrets included), its
    * quota periods, day counters and usage days are deleted. Invoices stay, with their amounts, periods and processor

@@ -609,8 +609,17 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       }), (r) => r !== null && r.changed);
     },
     async createSession(s, draft) {
-      await audited(draft, (on) => sql`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (${s.tokenHash}, ${s.accountId}, ${s.createdAt}::bigint, ${s.expiresAt}::bigint)
-                ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`.execute(on), () => true);
+      // The account's row, shared, in the same statement: an erasure (which takes it exclusively first) comes wholly
+      // before (the row is then seen as deleted and nothing is stored) or after (and deletes this session).
+      const r = await audited(
+        draft,
+        (on) =>
+          sql`INSERT INTO sessions (token_hash, account_id, created_at, expires_at)
+              SELECT ${s.tokenHash}, id, ${s.createdAt}::bigint, ${s.expiresAt}::bigint FROM accounts WHERE id = ${s.accountId} AND status <> 'deleted' FOR SHARE
+              ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`.execute(on),
+        (x) => Number(x.numAffectedRows ?? 0) > 0,
+      );
+      return Number(r.numAffectedRows ?? 0) > 0;
     },
     async findSession(tokenHash, now) {
       const r = await one(db, sql`SELECT account_id FROM sessions WHERE token_hash = ${tokenHash} AND expires_at > ${now}::bigint`);
@@ -632,19 +641,35 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       }), () => true);
     },
     async createSignInLink(link, draft) {
-      await audited(draft, (on) => sql`INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at)
-                VALUES (${link.tokenHash}, ${link.accountId}, ${link.createdAt}::bigint, ${link.expiresAt}::bigint)`.execute(on), () => true);
+      // As createSession: the account's row, shared, orders it with an erasure.
+      const r = await audited(
+        draft,
+        (on) =>
+          sql`INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at)
+              SELECT ${link.tokenHash}, id, ${link.createdAt}::bigint, ${link.expiresAt}::bigint FROM accounts WHERE id = ${link.accountId} AND status <> 'deleted' FOR SHARE`.execute(on),
+        (x) => Number(x.numAffectedRows ?? 0) > 0,
+      );
+      return Number(r.numAffectedRows ?? 0) > 0;
     },
     async redeemSignInLink({ linkHash, now, session, audit }) {
-      // One statement: the DELETE consumes the link (a concurrent redemption finds it gone), the INSERT uses what it returned.
-      const r = await audited(audit, (on) => one(
-        on,
-        sql`WITH link AS (DELETE FROM sign_in_links WHERE token_hash = ${linkHash} RETURNING account_id, expires_at)
-            INSERT INTO sessions (token_hash, account_id, created_at, expires_at)
-            SELECT ${session.tokenHash}, account_id, ${session.createdAt}::bigint, ${session.expiresAt}::bigint FROM link WHERE expires_at > ${now}::bigint
-            RETURNING account_id`,
-      ), (row) => (row === undefined ? false : (audit?.accountId ?? String(row.account_id))));
-      return r ? String(r.account_id) : null;
+      const owner = await one(db, sql`SELECT account_id FROM sign_in_links WHERE token_hash = ${linkHash}`);
+      if (!owner) return null;
+      return tx(async (trx) => {
+        // The account's row first, shared, as an erasure takes it first (exclusively): the two never wait on each
+        // other's link and session rows, and a redemption after an erasure finds the account deleted.
+        const a = await one(trx, sql`SELECT status FROM accounts WHERE id = ${owner.account_id} FOR SHARE`);
+        if (!a || a.status === "deleted") return null;
+        // The DELETE consumes the link (a concurrent redemption finds it gone), the INSERT uses what it returned.
+        const r = await one(
+          trx,
+          sql`WITH link AS (DELETE FROM sign_in_links WHERE token_hash = ${linkHash} AND account_id = ${owner.account_id} RETURNING account_id, expires_at)
+              INSERT INTO sessions (token_hash, account_id, created_at, expires_at)
+              SELECT ${session.tokenHash}, account_id, ${session.createdAt}::bigint, ${session.expiresAt}::bigint FROM link WHERE expires_at > ${now}::bigint
+              RETURNING account_id`,
+        );
+        if (r && audit !== undefined) await appendAuditIn(trx, audit, audit.accountId ?? String(r.account_id));
+        return r ? String(r.account_id) : null;
+      });
     },
     async dailyUsage(accountId, fromDay, now) {
       const today = Math.floor(now / 86_400_000);
@@ -652,7 +677,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       const r = await sql<{ day: number; count: number }>`
         SELECT day, sum(count)::bigint AS count FROM (
           SELECT day, count FROM usage_days WHERE account_id IN (${accountId}, ${testDay}) AND day >= ${fromDay}::integer
-          UNION ALL SELECT day, count FROM day_counters WHERE account_id IN (${accountId}, ${testDay}) AND day = ${today}::integer AND day >= ${fromDay}::integer AND count > 0
+          UNION ALL SELECT day, count FROM day_counters WHERE account_id IN (${accountId}, ${testDay}) AND day <= ${today}::integer AND day >= ${fromDay}::integer AND count > 0
         ) AS u GROUP BY day ORDER BY day`.execute(db);
       return r.rows.map((x) => ({ day: Number(x.day), count: Number(x.count) }));
     },
@@ -1023,8 +1048,12 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         );
         if (!r) return false;
         const inv = invoiceFromRow(r);
-        // An account erased while its charge was in flight: the invoice records what the processor did, nothing more.
-        if (owner?.status === "deleted") return true;
+        // An account erased while its charge was in flight: the invoice records what the processor did, nothing more
+        // (not the decline reason: it describes the customer's finances, which the erasure removed).
+        if (owner?.status === "deleted") {
+          if (failure !== null) await sql`UPDATE invoices SET failure_reason = NULL WHERE id = ${invoiceId}`.execute(trx);
+          return true;
+        }
         const start = Date.parse(inv.periodStart);
         // core's quotaChargeSucceeded / quotaChargeFailed, guarded on the block the charge was for (a stale outcome changes nothing).
         if (outcome.status === "paid") {
@@ -1092,6 +1121,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       for (let attempt = 1; ; attempt++) {
         try {
           return await tx(async (trx) => {
+            // The account's row, shared: an erasure (which takes it exclusively) comes wholly before (nothing is
+            // stored) or after (and purges this snapshot with the rest).
+            if ((await one(trx, sql`SELECT status FROM accounts WHERE id = ${r.accountId} FOR SHARE`))?.status === "deleted") return "deleted" as const;
             const old = await one(
               trx,
               sql`DELETE FROM merchant_snapshots
@@ -1152,11 +1184,14 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         if (row.status === "deleted") return { account: accountFromRow(row), erased: false };
         const days = [accountId, dayCounterId(accountId, "test")];
         await sql`SELECT 1 FROM day_counters WHERE account_id = ANY (${days}::text[]) ORDER BY account_id FOR UPDATE`.execute(trx);
+        // Never before the account's last invoice (another instance's clock may run ahead): the record stays in order.
+        const last = await one(trx, sql`SELECT max(greatest(created_at, coalesce(resolved_at, 0))) AS at FROM invoices WHERE account_id = ${accountId}`);
+        const at = Math.max(now, last?.at == null ? 0 : Number(last.at));
         // The version trigger moves the account's version; deleting keys and hashes moves admission_epoch.
         const tombstone = (await one(
           trx,
           sql`UPDATE accounts SET name = '', limits = '{}', allowed_cidrs = '{}', billing = '{}', console_ip_exempt = false,
-                                  status = 'deleted', suspended_at = NULL, suspended_reason = NULL, deleted_at = ${now}::bigint
+                                  status = 'deleted', suspended_at = NULL, suspended_reason = NULL, deleted_at = ${at}::bigint
               WHERE id = ${accountId} RETURNING *`,
         ))!;
         const keys = sql`SELECT id FROM api_keys WHERE account_id = ${accountId}`;
@@ -1172,10 +1207,10 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         await sql`DELETE FROM usage_days WHERE account_id = ANY (${days}::text[])`.execute(trx);
         // Invoices stay for the legal record; a decline reason is the customer's, and a charge not yet in flight is never made.
         await sql`UPDATE invoices SET failure_reason = NULL WHERE account_id = ${accountId} AND status = 'failed'`.execute(trx);
-        await sql`UPDATE invoices SET status = 'failed', failure_reason = 'account_deleted', resolved_at = ${now}::bigint, lease_token = NULL
+        await sql`UPDATE invoices SET status = 'failed', failure_reason = 'account_deleted', resolved_at = ${at}::bigint, lease_token = NULL
                   WHERE account_id = ${accountId} AND status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > ${now}::bigint)`.execute(trx);
         // Audit entries stay, without what identifies a person; the hash covers their digest, so the chain still verifies.
-        await sql`UPDATE audit_log SET client_address = NULL, personal = NULL, salt = NULL, erased_at = ${now}::bigint
+        await sql`UPDATE audit_log SET client_address = NULL, personal = NULL, salt = NULL, erased_at = ${at}::bigint
                   WHERE account_id = ${accountId} AND erased_at IS NULL`.execute(trx);
         return { account: accountFromRow(tombstone), erased: true };
       }), (r) => r !== null && r.erased);

@@ -713,8 +713,12 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
                    WHERE id = ? AND lease_token = ? AND status = 'pending' RETURNING *`).get(outcome.status, outcome.processorRef, outcome.at, failure, invoiceId, token) as Row | undefined;
     if (!row) return false;
     const inv = invoiceFromRow(row);
-    // An account erased while its charge was in flight: the invoice records what the processor did, nothing more.
-    if (isDeleted(inv.accountId)) return true;
+    // An account erased while its charge was in flight: the invoice records what the processor did, nothing more
+    // (not the decline reason: it describes the customer's finances, which the erasure removed).
+    if (isDeleted(inv.accountId)) {
+      if (failure !== null) q("UPDATE invoices SET failure_reason = NULL WHERE id = ?").run(invoiceId);
+      return true;
+    }
     const start = Date.parse(inv.periodStart);
     const qr = quotaRow(inv.accountId, start);
     if (qr) {
@@ -773,7 +777,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     };
   });
 
-  const saveSnapshotTx = immediate((r: SnapshotRecord): SnapshotRecord | null => {
+  const saveSnapshotTx = immediate((r: SnapshotRecord): SnapshotRecord | null | "deleted" => {
+    if (isDeleted(r.accountId)) return "deleted";
     const old = q("DELETE FROM merchant_snapshots WHERE account_id = ? AND environment = ? AND merchant_id = ? AND period = ? RETURNING *").get(r.accountId, r.environment, r.merchantId, r.period) as
       | Row
       | undefined;
@@ -831,10 +836,13 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     const row = q("SELECT * FROM accounts WHERE id = ?").get(accountId) as Row | undefined;
     if (!row) return null;
     if (row.status === "deleted") return { account: accountFromRow(row), erased: false };
+    // Never before the account's last invoice (another process's clock may run ahead): the record stays in order.
+    const last = q("SELECT max(max(created_at, coalesce(resolved_at, 0))) AS at FROM invoices WHERE account_id = ?").get(accountId) as { at: number | null };
+    const at = Math.max(timeOf(now), last.at ?? 0);
     // The version trigger moves the account's version: every remembered lookup of its keys is stale at once.
     const tombstone = q(`UPDATE accounts SET name = '', limits = '{}', allowed_cidrs = '[]', billing = '{}', console_ip_exempt = 0,
                            status = 'deleted', suspended_at = NULL, suspended_reason = NULL, deleted_at = ?
-                         WHERE id = ? RETURNING *`).get(now, accountId) as Row;
+                         WHERE id = ? RETURNING *`).get(at, accountId) as Row;
     const days = [accountId, dayCounterId(accountId, "test")];
     for (const table of ["key_hashes", "window_chunks", "rate_windows"]) {
       q(`DELETE FROM ${table} WHERE key_id IN (SELECT id FROM api_keys WHERE account_id = ?)`).run(accountId);
@@ -844,10 +852,10 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     q("DELETE FROM usage_days WHERE account_id IN (?, ?)").run(...days);
     // Invoices stay for the legal record; a decline reason is the customer's, and a charge not yet in flight is never made.
     q("UPDATE invoices SET failure_reason = NULL WHERE account_id = ? AND status = 'failed'").run(accountId);
-    q(`UPDATE invoices SET status = 'failed', failure_reason = 'account_deleted', resolved_at = @now, lease_token = NULL
-       WHERE account_id = @accountId AND status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > @now)`).run({ accountId, now });
+    q(`UPDATE invoices SET status = 'failed', failure_reason = 'account_deleted', resolved_at = @at, lease_token = NULL
+       WHERE account_id = @accountId AND status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > @now)`).run({ accountId, now, at });
     // Audit entries stay, without what identifies a person; the hash covers their digest, so the chain still verifies.
-    q("UPDATE audit_log SET client_address = NULL, personal = NULL, salt = NULL, erased_at = ? WHERE account_id = ? AND erased_at IS NULL").run(now, accountId);
+    q("UPDATE audit_log SET client_address = NULL, personal = NULL, salt = NULL, erased_at = ? WHERE account_id = ? AND erased_at IS NULL").run(at, accountId);
     return { account: accountFromRow(tombstone), erased: true };
   });
 
@@ -910,12 +918,18 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return withAudit(input.audit, () => setAccountStatusTx(input), (r) => r !== null && r.changed);
     },
     async createSession(s, draft) {
-      withAudit(
+      // One statement, so it and an erasure (one IMMEDIATE transaction) come one wholly before the other.
+      return withAudit(
         draft,
         () =>
-          q(`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)
-             ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`).run(s.tokenHash, s.accountId, s.createdAt, s.expiresAt),
-        () => true,
+          q(`INSERT INTO sessions (token_hash, account_id, created_at, expires_at) SELECT ?, id, ?, ? FROM accounts WHERE id = ? AND status <> 'deleted'
+             ON CONFLICT (token_hash) DO UPDATE SET account_id = excluded.account_id, created_at = excluded.created_at, expires_at = excluded.expires_at`).run(
+            s.tokenHash,
+            s.createdAt,
+            s.expiresAt,
+            s.accountId,
+          ).changes > 0,
+        (stored) => stored,
       );
     },
     async findSession(tokenHash, now) {
@@ -938,7 +952,17 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return withAudit(draft, () => endSessionsTx(accountId), () => true);
     },
     async createSignInLink(link, draft) {
-      withAudit(draft, () => q("INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)").run(link.tokenHash, link.accountId, link.createdAt, link.expiresAt), () => true);
+      return withAudit(
+        draft,
+        () =>
+          q("INSERT INTO sign_in_links (token_hash, account_id, created_at, expires_at) SELECT ?, id, ?, ? FROM accounts WHERE id = ? AND status <> 'deleted'").run(
+            link.tokenHash,
+            link.createdAt,
+            link.expiresAt,
+            link.accountId,
+          ).changes > 0,
+        (stored) => stored,
+      );
     },
     async redeemSignInLink(input) {
       return withAudit(input.audit, () => redeemLinkTx(input), (accountId) => (accountId === null ? false : (input.audit?.accountId ?? accountId)));
@@ -949,7 +973,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       const rows = q(
         `SELECT day, sum(count) AS count FROM (
            SELECT day, count FROM usage_days WHERE account_id IN (?, ?) AND day >= ?
-           UNION ALL SELECT day, count FROM day_counters WHERE account_id IN (?, ?) AND day = ? AND day >= ? AND count > 0
+           UNION ALL SELECT day, count FROM day_counters WHERE account_id IN (?, ?) AND day <= ? AND day >= ? AND count > 0
          ) GROUP BY day ORDER BY day`,
       ).all(accountId, testDay, fromDay, accountId, testDay, utcDay(now), fromDay) as { day: number; count: number }[];
       return rows.map((r) => ({ day: Number(r.day), count: Number(r.count) }));

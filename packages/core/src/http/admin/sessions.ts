@@ -12,7 +12,8 @@ import { ACCOUNT_ID, op } from "./admin-op.ts";
 export async function issueSession(app: AppContext, accountId: string, now: number): Promise<{ token: string; expiresAt: number }> {
   const session = generateSessionToken(app.random);
   const expiresAt = now + sessionLifetimeMs(app.config.sessions.ttlDays);
-  await app.storage.createSession({ tokenHash: session.hash, accountId, createdAt: now, expiresAt });
+  // Refused by the store when the account was erased meanwhile, even by another instance a moment ago.
+  if (!(await app.storage.createSession({ tokenHash: session.hash, accountId, createdAt: now, expiresAt }))) throw accountNotFound(accountId);
   return { token: session.raw, expiresAt };
 }
 
@@ -82,7 +83,7 @@ export const createSignInLink = op({
     if ((await app.storage.getAccount(id)) === null) throw accountNotFound(id);
     const link = generateSignInToken(app.random);
     const expiresAt = now + app.config.sessions.signInLinkMinutes * 60_000;
-    await app.storage.createSignInLink({ tokenHash: link.hash, accountId: id, createdAt: now, expiresAt });
+    if (!(await app.storage.createSignInLink({ tokenHash: link.hash, accountId: id, createdAt: now, expiresAt }))) throw accountNotFound(id);
     const path = signInPath(link.raw);
     return { status: 201, body: { account_id: id, sign_in_url: new URL(request.url).origin + path, sign_in_path: path, expires_at: isoTime(expiresAt) } };
   },

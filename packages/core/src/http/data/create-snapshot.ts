@@ -1,5 +1,6 @@
 /** POST /data/v1/merchant/vcfs: stores a merchant's financial snapshot for the key's account and environment. */
 import * as v from "valibot";
+import { ServiceError } from "../../errors/service-error.ts";
 import { newId } from "../../ids/new-id.ts";
 import type { SnapshotRecord } from "../../storage/types.ts";
 import { readJson } from "../read-json-body.ts";
@@ -34,6 +35,8 @@ export const createSnapshotEndpoint = defineDataEndpoint({
       createdAt: now,
     };
     const replaced = await app.storage.saveSnapshot(snapshot);
+    // The account was erased after this request's key was checked: the key no longer exists, and nothing was stored.
+    if (replaced === "deleted") throw new ServiceError(401, "auth.unknown_key", "Unknown API key.");
     return { status: 200, body: { ...snapshotView(snapshot), replaced_vcfs_id: replaced === null ? null : replaced.id } };
   },
 });
