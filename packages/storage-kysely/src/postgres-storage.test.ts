@@ -6,7 +6,7 @@ import { billingPeriod, chargeIdempotencyKey, createMemoryStorage, isId, isoTime
 import type { AdmitInput, Storage } from "@benchdata/core";
 import { openStorage } from "./open-storage.ts";
 import type { OpenedStorage } from "./open-storage.ts";
-import { POSTGRES_MIGRATIONS } from "./postgres/postgres-schema.ts";
+import { POSTGRES_MIGRATIONS } from "./postgres/migrations/index.ts";
 import { arrayLiteral, HEAD_OF_PENDING_WEBHOOK, PENDING_WEBHOOKS } from "./postgres/postgres-storage.ts";
 import { createTestDatabase, pgAvailableForTests } from "./test-support/pg-test-database.ts";
 import { postgresPruneBatch } from "./postgres/postgres-prune.ts";

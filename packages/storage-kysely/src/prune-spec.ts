@@ -14,7 +14,7 @@ export interface PruneSpec {
   readonly index: string;
 }
 
-/** Every target's rows; the migration "retention" creates these indexes. */
+/** Every target's rows; migration 0023-retention-indexes (both dialects) creates these indexes. */
 export const PRUNE_SPECS: Readonly<Record<PruneTarget, PruneSpec>> = {
   deliveries: { table: "deliveries", key: "created_at", id: "id", where: "status <> 'pending'", index: "deliveries_finished" },
   events: { table: "events", key: "created_at", id: "id", where: null, index: "events_by_time" },
@@ -23,20 +23,3 @@ export const PRUNE_SPECS: Readonly<Record<PruneTarget, PruneSpec>> = {
   day_counters: { table: "day_counters", key: "day", id: "account_id", where: null, index: "day_counters_by_day" },
   usage_days: { table: "usage_days", key: "day", id: "account_id", where: null, index: "usage_days_by_day" },
 };
-
-/**
- * Migration 23 of both dialects (the same statements): the indexes of PRUNE_SPECS, and deliveries by event, which
- * the events target asks whether a delivery still refers to an event. Applied migrations never change: edit nothing
- * here, add a migration.
- */
-export const RETENTION_INDEXES: string = `
--- Finished deliveries by their event's time (pending ones are not in it: never pruned).
-CREATE INDEX deliveries_finished ON deliveries (created_at, id) WHERE status <> 'pending';
--- Whether a delivery still refers to an event, which must outlive its deliveries.
-CREATE INDEX deliveries_by_event ON deliveries (event_id);
-CREATE INDEX events_by_time ON events (created_at, id);
-CREATE INDEX sessions_by_expiry ON sessions (expires_at, token_hash);
-CREATE INDEX sign_in_links_by_expiry ON sign_in_links (expires_at, token_hash);
-CREATE INDEX day_counters_by_day ON day_counters (day, account_id);
-CREATE INDEX usage_days_by_day ON usage_days (day, account_id);
-`;

@@ -6,7 +6,7 @@ import { storageConformance } from "@benchdata/core/testing";
 import { openStorage } from "./open-storage.ts";
 import type { OpenedStorage } from "./open-storage.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
-import { SQLITE_MIGRATIONS } from "./sqlite/sqlite-schema.ts";
+import { SQLITE_MIGRATIONS } from "./sqlite/migrations/index.ts";
 import { SQLITE_CLAIM_HEADS } from "./sqlite/sqlite-storage.ts";
 import { SQLITE_PRUNE_STATEMENTS, sqlitePruneBatch } from "./sqlite/sqlite-prune.ts";
 import { PRUNE_SPECS } from "./prune-spec.ts";

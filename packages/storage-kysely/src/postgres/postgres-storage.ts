@@ -5,7 +5,7 @@
  * The hot path goes straight to the pool as named (once-planned) statements, batched (batch/batcher.ts):
  * `findKeyByHash` (hash → key → account join, for every hash looked up at once) and `admit`
  * (`SELECT benchdata_admit_arrays(...)`, a plpgsql function holding the whole decision for every admission
- * in flight; see postgres-schema.ts), which skips the key checks it remembers passing (verified-keys.ts).
+ * in flight; see functions.ts), which skips the key checks it remembers passing (verified-keys.ts).
  * Everything else is one guarded statement or a short READ COMMITTED transaction that takes row locks
  * before it decides (accounts for the key/webhook limits, quota rows for charges), claims with
  * `FOR UPDATE SKIP LOCKED`, and leases with tokens.
@@ -62,7 +62,7 @@ import type { SqlStorage } from "../sql-storage.ts";
 import { AUDIT_COLUMNS, auditEntryFromRow, auditHeadFromRow, auditRowValues } from "../audit-rows.ts";
 import type { Row } from "../rows.ts";
 import { accountFromRow, deliveryFromRow, invoiceFromRow, json, keyFromRow, lookupAccountFromRow, num, numOrNull, pageStart, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
-import { POSTGRES_MIGRATIONS } from "./postgres-schema.ts";
+import { migratePostgres } from "./postgres-migrate.ts";
 import { verifiedKeys } from "./verified-keys.ts";
 import { postgresPruneBatch, pruneResultOf } from "./postgres-prune.ts";
 
@@ -88,8 +88,7 @@ export interface PostgresStorageOptions {
 /** Kysely over a database whose tables are only ever reached through raw SQL. */
 type Db = Kysely<Record<string, never>>;
 
-// Advisory lock keys: one for migrations (session lock), one class for per-webhook claim locks (transaction locks).
-const MIGRATION_LOCK = 7_286_931_002_114_551n;
+// Advisory lock keys: one class for per-webhook claim locks (transaction locks); migrations use their own (postgres-migrate.ts).
 const CLAIM_LOCK_CLASS = 1_650_617_446;
 
 
@@ -183,27 +182,6 @@ async function replaceCellsIn(db: Db, prepared: readonly PreparedCell[], replace
   await flush();
   await sql`UPDATE data_version SET version = version + 1 WHERE id = 1`.execute(db);
   return held;
-}
-
-/** Runs the PostgreSQL migrations not yet applied, under a session advisory lock (several instances may start at once). */
-export async function migratePostgres(db: Db, logger: Logger = silentLogger): Promise<void> {
-  await db.connection().execute(async (conn) => {
-    await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK}::bigint)`.execute(conn);
-    try {
-      await sql`CREATE TABLE IF NOT EXISTS benchdata_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`.execute(conn);
-      const applied = new Set((await all<{ version: number }>(conn, sql`SELECT version FROM benchdata_migrations`)).map((r) => r.version));
-      for (const m of POSTGRES_MIGRATIONS) {
-        if (applied.has(m.version)) continue;
-        await conn.transaction().execute(async (trx) => {
-          await sql.raw(m.sql).execute(trx);
-          await sql`INSERT INTO benchdata_migrations (version, name) VALUES (${m.version}, ${m.name})`.execute(trx);
-        });
-        logger.info("storage migration applied", { dialect: "postgres", version: m.version, name: m.name });
-      }
-    } finally {
-      await sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK}::bigint)`.execute(conn);
-    }
-  });
 }
 
 /** How many remembered lookups' key checks a storage remembers (see verified-keys.ts). */
@@ -454,7 +432,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       else keys.verified(input.expect.keyHash, input.keyId, input.accountId, epoch);
     }
   };
-  // One batch, one statement (see benchdata_admit_arrays in postgres-schema.ts).
+  // One batch, one statement (see benchdata_admit_arrays in functions.ts).
   const runAdmitBatch = async (inputs: readonly AdmitInput[]): Promise<AdmitResult[]> => {
     const sent = admitArrays(inputs);
     for (let attempt = 1; ; attempt++) {

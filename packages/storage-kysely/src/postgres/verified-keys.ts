@@ -3,7 +3,7 @@
  *
  * Every admission with `expect` is checked by benchdata_admit_arrays: its hash must still name an active,
  * unretired key, this one, of this account. The database keeps an epoch (admission_epoch in
- * postgres-schema.ts) that moves, in the writer's transaction, with every change of the key and hash tables, and
+ * migrations/0007-admission-epoch.ts) that moves, in the writer's transaction, with every change of the key and hash tables, and
  * never takes a value twice; the statement that checks the keys reads it, and answers it. A check passed at
  * epoch E therefore holds in every state of the database whose epoch is E. The server sends the epoch it last
  * heard with each batch and flags the admissions whose hash it verified at that epoch; if the batch finds the

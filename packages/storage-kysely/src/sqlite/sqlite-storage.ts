@@ -83,7 +83,7 @@ import type { SqlStorage } from "../sql-storage.ts";
 import type { Row } from "../rows.ts";
 import { AUDIT_COLUMNS, auditEntryFromRow, auditHeadFromRow, auditRowValues } from "../audit-rows.ts";
 import { accountFromRow, deliveryFromRow, invoiceFromRow, keyFromRow, lookupAccountFromRow, num, numOrNull, pageStart, snapshotFromRow, strOrNull, webhookFromRow } from "../rows.ts";
-import { SQLITE_MIGRATIONS } from "./sqlite-schema.ts";
+import { migrateSqlite } from "./sqlite-migrate.ts";
 import { withSqliteStaging } from "./sqlite-staging.ts";
 import type { DatabaseMark, DayCount } from "./admission-memo.ts";
 import { admissionMemo } from "./admission-memo.ts";
@@ -157,20 +157,6 @@ export function configureSqlite(db: SqliteDatabase, busyTimeoutMs = 5000): void 
   if (db.name !== "" && db.name !== ":memory:" && !db.memory) db.pragma("journal_mode = WAL");
   // NORMAL in WAL mode: a commit survives a crash of the process (not of the machine), at a fraction of FULL's cost.
   db.pragma("synchronous = NORMAL");
-}
-
-/** Runs the SQLite migrations not yet applied, under one IMMEDIATE transaction (several processes may start at once). */
-export function migrateSqlite(db: SqliteDatabase, logger: Logger = silentLogger): void {
-  db.transaction(() => {
-    db.exec("CREATE TABLE IF NOT EXISTS benchdata_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
-    const applied = new Set((db.prepare("SELECT version FROM benchdata_migrations").all() as { version: number }[]).map((r) => r.version));
-    for (const m of SQLITE_MIGRATIONS) {
-      if (applied.has(m.version)) continue;
-      db.exec(m.sql);
-      db.prepare("INSERT INTO benchdata_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, Date.now());
-      logger.info("storage migration applied", { dialect: "sqlite", version: m.version, name: m.name });
-    }
-  }).immediate();
 }
 
 /**
@@ -878,7 +864,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   const storage: SqlStorage = {
     kind: "sqlite",
     async migrate() {
-      migrateSqlite(db, logger);
+      await migrateSqlite(db, logger);
     },
     async close() {
       if (db.open) db.close();
