@@ -13,6 +13,8 @@ export default defineConfig({
       { find: /^@benchdata\/storage-kysely$/, replacement: src("./packages/storage-kysely/src/index.ts") },
       { find: /^@benchdata\/adapter-node$/, replacement: src("./packages/adapter-node/src/index.ts") },
       { find: /^@benchdata\/adapter-bun$/, replacement: src("./packages/adapter-bun/src/index.ts") },
+      { find: /^@benchdata\/adapter-deno$/, replacement: src("./packages/adapter-deno/src/index.ts") },
+      { find: /^@benchdata\/console$/, replacement: src("./packages/console/src/index.ts") },
       { find: /^@benchdata\/client$/, replacement: src("./packages/client/src/index.ts") },
     ],
   },

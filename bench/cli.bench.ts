@@ -126,7 +126,7 @@ function newest(dir: string): number {
 /** The CLI runs the built packages: rebuild when a source file is newer than its package's build. */
 function ensureBuilt(): void {
   if (process.env.BENCH_NO_BUILD === "1") return;
-  const stale = ["core", "storage-kysely", "adapter-node"].filter((p) => {
+  const stale = ["core", "storage-kysely", "adapter-node", "adapter-bun", "adapter-deno", "console", "cli"].filter((p) => {
     const dist = join(repoRoot, "packages", p, "dist");
     try {
       return newest(join(repoRoot, "packages", p, "src")) > Math.min(...readdirSync(dist).filter((f) => f.endsWith(".js")).map((f) => statSync(join(dist, f)).mtimeMs));

@@ -3,8 +3,8 @@
  * the method of `npm run bench` (the server, its floor and the load generator each in their own process;
  * each server run sits between two floor runs of its runtime; median of rounds).
  *
- *   node     node packages/adapter-node/bin/benchdata.js serve   (node:http, better-sqlite3) vs a bare node:http handler
- *   bun      bun  packages/adapter-node/bin/benchdata.js serve   (Bun.serve, bun:sqlite)     vs a bare Bun.serve handler
+ *   node     node packages/cli/bin/benchdata.js serve   (node:http, better-sqlite3) vs a bare node:http handler
+ *   bun      bun  packages/cli/bin/benchdata.js serve   (Bun.serve, bun:sqlite)     vs a bare Bun.serve handler
  *   deno     deno run -A …/benchdata.js serve                    (Deno.serve, node:sqlite)   vs a bare Deno.serve handler
  *   binary   dist/benchdata serve (npm run build:binary)         (Bun.serve, bun:sqlite)     vs the bare Bun.serve handler
  *

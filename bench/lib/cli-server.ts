@@ -1,4 +1,4 @@
-// The real `benchdata serve` (the built CLI, packages/adapter-node/bin/benchdata.js: webhook and billing
+// The real `benchdata serve` (the built CLI, packages/cli/bin/benchdata.js: webhook and billing
 // workers on, as the CLI runs them by default) in a process of its own, and its seeding through the admin and
 // console APIs over HTTP, as an operator would do it.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -40,7 +40,7 @@ export interface CliServerOptions {
 }
 
 /** The CLI entry the package's `bin` names. */
-export const CLI_BIN = join(repoRoot, "packages/adapter-node/bin/benchdata.js");
+export const CLI_BIN = join(repoRoot, "packages/cli/bin/benchdata.js");
 
 /** Starts `benchdata serve --port 0 --host 127.0.0.1` and resolves once it logs `listening` (rejects after 60 s). */
 export function startCliServer(options: CliServerOptions): Promise<CliServer> {

@@ -24,7 +24,7 @@ export interface CpuProfile {
 }
 
 const LAYERS: [RegExp, string][] = [
-  [/\/packages\/adapter-node\/(src|dist)\//, "adapter-node (bridge, CLI, workers' transport)"],
+  [/\/packages\/(adapter-node|cli)\/(src|dist)\//, "adapter-node and the CLI (bridge, wiring, workers' transport)"],
   [/\/packages\/core\/(src|dist)\//, "core (pipeline, memory storage, handlers, workers)"],
   [/\/packages\/storage-kysely\/(src|dist)\//, "storage-kysely"],
   [/\/node_modules\/kysely\//, "kysely"],

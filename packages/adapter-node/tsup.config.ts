@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", cli: "src/cli/main.ts" },
+  entry: { index: "src/index.ts" },
   format: ["esm"],
   dts: true,
   clean: true,

@@ -3,7 +3,5 @@ export { installShutdown, serve } from "./serve.ts";
 export type { FetchHandler, RequestContext, ServeHandle, ServeOptions } from "./serve.ts";
 export type { NodeTransport, NodeTransportOptions } from "./webhook-transport.ts";
 export { nodeResolve, nodeTransport } from "./webhook-transport.ts";
-export type { StripeProcessorOptions } from "./stripe-processor.ts";
-export { STRIPE_API_VERSION, stripeProcessor, StripeUnknownOutcome } from "./stripe-processor.ts";
 export type { BridgeOptions } from "./bridge.ts";
 export { bridge } from "./bridge.ts";

@@ -62,3 +62,8 @@ export function isoFlag(name: string, value: string): string {
   if (ISO.test(value) && !Number.isNaN(Date.parse(value))) return value;
   throw new UsageError(`--${name} must be an ISO 8601 time with a time zone, e.g. 2026-11-01T00:00:00Z, got "${value}"`);
 }
+
+/** A database URL without its password, for logs. */
+export function redactDb(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");
+}

@@ -1,7 +1,7 @@
 import { DEFAULT_CONFIG } from "@benchdata/core";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "./config-file.ts";
-import { withShutdownEnv } from "./main.ts";
+import { withShutdownEnv } from "./commands/serve.ts";
 
 describe("withShutdownEnv", () => {
   it("takes shutdown.drainDelaySeconds and drainTimeoutSeconds from their variables, which win over the file", () => {

@@ -15,16 +15,16 @@ import {
   resealWebhookSecrets,
   sendTestEvent,
   simulatedProcessor,
+  stripeProcessor,
   systemClock,
 } from "@benchdata/core";
 import type { PaymentProcessor } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import { openStorage } from "@benchdata/storage-kysely";
-import { hashSecretNode } from "../hash-secret-node.ts";
-import { serveOnRuntime } from "../runtime-serve.ts";
-import type { RuntimeServeHandle } from "../runtime-serve.ts";
-import { nodeResolve, nodeTransport } from "../webhook-transport.ts";
-import { stripeProcessor } from "../stripe-processor.ts";
+import { hashSecretNode, nodeResolve, nodeTransport } from "@benchdata/adapter-node";
+import { CONSOLE_ASSETS } from "@benchdata/console";
+import { serveOnRuntime } from "./runtime-serve.ts";
+import type { RuntimeServeHandle } from "./runtime-serve.ts";
 import { ensureSecretKeys, findSecretKeys, requireSecretsOpen } from "./secret-keys.ts";
 
 /** Opens the storage a `--db` URL names (`memory:`, `sqlite:PATH`, `postgres://…`) and migrates it. */
@@ -118,6 +118,8 @@ export async function startService(options: {
     metrics,
     adminToken: options.adminToken ?? null,
     adminSeparate: options.adminListener !== undefined,
+    // The CLI is what carries the browser console: core serves the files it is handed.
+    consoleUi: CONSOLE_ASSETS,
     hooks: {
       chargeRequested: () => billing.nudge(),
       eventsWritten: () => deliveries.nudge(),

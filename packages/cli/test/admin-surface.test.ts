@@ -2,7 +2,7 @@
 // client address without ever refusing the correct token; a warning at start when the admin API listens on a
 // non-loopback address; `--admin-port` moves the admin API to a loopback listener of its own.
 import { afterAll, describe, expect, it } from "vitest";
-import { isLoopbackHost } from "../src/cli/main.ts";
+import { isLoopbackHost } from "../src/commands/serve.ts";
 import { ADMIN, logLines } from "./fault-fixture.ts";
 import type { Instance } from "./helpers.ts";
 import { cli, http, startServe } from "./helpers.ts";

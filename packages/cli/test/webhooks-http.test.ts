@@ -14,7 +14,7 @@ import { createDeliveryWorker, createMemoryStorage, createSecretBox, cryptoRando
 import type { DeepPartial, ServiceConfig } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import { openStorage } from "@benchdata/storage-kysely";
-import { nodeResolve, nodeTransport } from "../src/webhook-transport.ts";
+import { nodeResolve, nodeTransport } from "@benchdata/adapter-node";
 import { pgAvailable, tempDatabase } from "./helpers.ts";
 
 const ADMIN = "admin-token-for-webhook-tests-0123456789";

@@ -12,8 +12,8 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServe } from "../../adapter-node/test/helpers.ts";
-import type { Instance } from "../../adapter-node/test/helpers.ts";
+import { startServe } from "../../cli/test/helpers.ts";
+import type { Instance } from "../../cli/test/helpers.ts";
 import { Benchdata } from "../src/index.ts";
 import { webhookHeaders } from "../../core/src/webhooks/webhook-headers.ts";
 

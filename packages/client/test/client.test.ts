@@ -9,13 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServe } from "../../adapter-node/test/helpers.ts";
-import type { Instance } from "../../adapter-node/test/helpers.ts";
+import { startServe } from "../../cli/test/helpers.ts";
+import type { Instance } from "../../cli/test/helpers.ts";
 import { Benchdata, BenchdataError, OPERATIONS, verifyWebhook } from "../src/index.ts";
 import { runChecks } from "./checks.ts";
 
 const ADMIN = "client-test-admin-token-0123456789abcdef";
-const BIN_CLI = fileURLToPath(new URL("../../adapter-node/bin/benchdata.js", import.meta.url));
+const BIN_CLI = fileURLToPath(new URL("../../cli/bin/benchdata.js", import.meta.url));
 const RUN_CHECKS = fileURLToPath(new URL("./run-checks.ts", import.meta.url));
 const BIN = (name: string): string => fileURLToPath(new URL(`../../../node_modules/.bin/${name}`, import.meta.url));
 

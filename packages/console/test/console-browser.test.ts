@@ -12,10 +12,9 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVENT_TYPES } from "../../core/src/events/events.ts";
-import { verifySignature } from "../../core/src/signing/signature.ts";
-import { cli, http, REPO, startServe } from "./helpers.ts";
-import type { Instance } from "./helpers.ts";
+import { EVENT_TYPES, verifySignature } from "@benchdata/core";
+import { cli, http, startServe } from "../../cli/test/helpers.ts";
+import type { Instance } from "../../cli/test/helpers.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ADMIN = "console-admin-token-0123456789abcdefghij";
@@ -51,16 +50,6 @@ function runPrinted(command: string): { status: number; code: string | null } {
   }
   return { status, code };
 }
-
-describe("the browser console's embedded build", () => {
-  it("is what packages/core/console builds to (scripts/build-console.mjs --check)", () => {
-    const r = spawnSync(process.execPath, ["scripts/build-console.mjs", "--check"], { cwd: REPO, encoding: "utf8" });
-    expect(r.status, r.stderr).toBe(0);
-    // The budget: the page's script stays under about 60 KB gzipped.
-    const kb = Number(/\(([\d.]+) KB gzipped\)/.exec(r.stdout)?.[1]);
-    expect(kb).toBeLessThan(60);
-  });
-});
 
 describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
   let server: Instance;

@@ -139,6 +139,8 @@ export {
 export type { PaymentProcessor, PaymentRequest, PaymentResult } from "./billing/payment-processor.ts";
 export type { SimulatedCharge, SimulatedOutcome, SimulatedProcessor, SimulatedProcessorOptions } from "./billing/simulated-processor.ts";
 export { simulatedProcessor, simulatedRef } from "./billing/simulated-processor.ts";
+export type { StripeProcessorOptions } from "./billing/stripe-processor.ts";
+export { STRIPE_API_VERSION, stripeProcessor, StripeUnknownOutcome } from "./billing/stripe-processor.ts";
 export type { BillingWorker, BillingWorkerOptions } from "./billing/billing-worker.ts";
 export { BILLING_LEASE_MARGIN_MS, createBillingWorker, paymentRequestOf } from "./billing/billing-worker.ts";
 export { pendingInvoice } from "./billing/pending-invoice.ts";

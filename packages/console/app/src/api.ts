@@ -4,8 +4,8 @@
  * CSRF check wants (the client adds it to every console request). Types come from the client, which generates
  * them from the server's OpenAPI document.
  */
-import { BenchdataError, createClient } from "../../../client/src/index.ts";
-import type { DataOf } from "../../../client/src/index.ts";
+import { BenchdataError, createClient } from "@benchdata/client";
+import type { DataOf } from "@benchdata/client";
 
 /** An error answer of the API (the contract's `{detail, code, status}`), or a `client.*` failure (status 0). */
 export { BenchdataError as ApiError };

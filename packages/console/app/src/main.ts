@@ -3,9 +3,8 @@
  * their deliveries, and a quick start, all through the console API. Plain TypeScript and the DOM: the page
  * is small enough that a framework would be most of its weight.
  */
-import { EVENT_TYPES } from "../../src/events/events.ts";
 import { ApiError, call, client, whenSignedOut } from "./api.ts";
-import { consoleSignIn, consoleSignOut, createKey, createWebhook, deleteWebhook, getConsoleAccount, getConsoleEnvironments, getUsageDaily, getUsageSummary, listDeliveries, listInvoices, listKeys, listWebhooks, retryBilling, retryDelivery, revokeKey, rotateKey, testWebhooks } from "../../../client/src/index.ts";
+import { consoleSignIn, consoleSignOut, createKey, createWebhook, deleteWebhook, getConsoleAccount, getConsoleEnvironments, getUsageDaily, getUsageSummary, listDeliveries, listInvoices, listKeys, listWebhooks, retryBilling, retryDelivery, revokeKey, rotateKey, testWebhooks, EVENT_TYPES } from "@benchdata/client";
 import type { Account, Delivery, Environments, Invoice, Key, TestResult, Usage, Webhook } from "./api.ts";
 import { alert, confirmButton, h, replace, secretPanel, svg, table, when } from "./dom.ts";
 

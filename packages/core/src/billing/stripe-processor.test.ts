@@ -1,7 +1,14 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { AccountRecord, ApiKeyRecord, PaymentRequest } from "@benchdata/core";
-import { createBillingWorker, createMemoryStorage, cryptoRandom, defineConfig, EVENT_TYPES, manualClock, newId, quotaAdmission, BILLING_LEASE_MARGIN_MS } from "@benchdata/core";
+import { cryptoRandom, manualClock } from "../clock/clock.ts";
+import { defineConfig } from "../config/config.ts";
+import { EVENT_TYPES } from "../events/events.ts";
+import { newId } from "../ids/new-id.ts";
+import { createMemoryStorage } from "../storage/memory-storage.ts";
+import type { AccountRecord, ApiKeyRecord } from "../storage/types.ts";
+import { BILLING_LEASE_MARGIN_MS, createBillingWorker } from "./billing-worker.ts";
+import type { PaymentRequest } from "./payment-processor.ts";
+import { quotaAdmission } from "./quota-admission.ts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { STRIPE_API_VERSION, stripeProcessor } from "./stripe-processor.ts";
 

@@ -2,7 +2,7 @@
  * The Stripe payment processor: an off-session, confirmed PaymentIntent per charge, keyed by the invoice's
  * idempotency key, over Stripe's form-encoded REST API with `fetch`.
  */
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from "@benchdata/core";
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from "./payment-processor.ts";
 
 /** Settings of the Stripe processor. */
 export interface StripeProcessorOptions {

@@ -10,6 +10,7 @@ import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import type { Storage } from "../storage/types.ts";
 import type { SecretBox } from "../webhooks/secret-box.ts";
+import type { ConsoleAssets } from "./console-ui/console-ui.ts";
 
 /** Resolves a console request (and its connection) to its account id, or null when the caller is not signed in; may throw a ServiceError to refuse it. */
 export type ConsoleAuth = (request: Request, client: ClientInfo) => Promise<string | null> | string | null;
@@ -56,10 +57,11 @@ export interface AppOptions {
    */
   readonly consoleAuth?: ConsoleAuth;
   /**
-   * Serve the browser console at `/console/` (embedded in core; it signs in with the built-in session cookie
-   * and uses the console API). Defaults to true; false answers 404 there, e.g. when you bring your own console.
+   * The browser console's files to serve at `/console/` (`CONSOLE_ASSETS` of `@benchdata/console`; it signs in
+   * with the built-in session cookie and uses the console API). Absent or false: `/console/` answers 404, and
+   * the app carries no console.
    */
-  readonly consoleUi?: boolean;
+  readonly consoleUi?: ConsoleAssets | false;
   /** The admin API's bearer token; the admin API answers 404 when absent. */
   readonly adminToken?: string | null;
   /**

@@ -114,7 +114,7 @@ export function createApp(options: AppOptions): App {
     adminToken: options.adminToken ? options.adminToken : null,
   };
 
-  const consoleUi = options.consoleUi !== false;
+  const consoleUi = options.consoleUi === false ? undefined : options.consoleUi;
   const adminSeparate = options.adminSeparate === true;
   let draining = false;
   const readinessTimeoutMs = options.readinessTimeoutMs ?? READINESS_TIMEOUT_MS;
@@ -177,9 +177,9 @@ export function createApp(options: AppOptions): App {
       if (path.startsWith(DATA_PREFIX)) return dataRouter.fetch(request, path, search, client);
       if (path.startsWith(CONSOLE_PREFIX)) return consoleRouter.fetch(request, path, search, client);
       if (path.startsWith(ADMIN_PREFIX)) return mainAdminRouter.fetch(request, path, search, client);
-      if (consoleUi && isConsolePath(path)) {
+      if (consoleUi !== undefined && isConsolePath(path)) {
         if (log !== null) log.note(request, "(console-ui)");
-        return Promise.resolve(consoleUiResponse(request, path));
+        return Promise.resolve(consoleUiResponse(consoleUi, request, path));
       }
       return serviceRouter.fetch(request, path, search, client);
     } catch (error) {

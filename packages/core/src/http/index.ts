@@ -5,6 +5,7 @@
 export type { App, RouteInfo } from "./create-app.ts";
 export { createApp, DATA_BASE, ErrorBodySchema } from "./create-app.ts";
 export type { AppHooks, AppOptions, ClientInfo, ConsoleAuth, WebhookCapabilities } from "./app-options.ts";
+export type { ConsoleAsset, ConsoleAssets } from "./console-ui/console-ui.ts";
 export type { OpenApiDocument } from "./openapi/openapi.ts";
 export { CONSOLE_BASE, sessionTokenAuth } from "./console/define-console-route.ts";
 export { ADMIN_BASE } from "./admin/admin-routes.ts";

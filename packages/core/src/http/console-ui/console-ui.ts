@@ -1,10 +1,20 @@
 /**
- * The browser console's files at `/console/`, embedded at build time (assets.generated.ts), served with a
- * strict Content-Security-Policy: scripts, styles and requests only from this origin, no inline script or
- * style, no framing, no referrer. Embedders turn it off with `createApp({ consoleUi: false })`.
+ * The browser console's files at `/console/`, as handed to `createApp({ consoleUi })` (the CLI hands in
+ * `@benchdata/console`'s build), served with a strict Content-Security-Policy: scripts, styles and requests
+ * only from this origin, no inline script or style, no framing, no referrer. Core carries no console of its
+ * own, so an embedder that hands none serves none.
  */
 import { NOSNIFF } from "../reply.ts";
-import { CONSOLE_ASSETS } from "./assets.generated.ts";
+
+/** One file of the browser console: its content type, ETag (a quoted content hash) and body. */
+export interface ConsoleAsset {
+  readonly type: string;
+  readonly etag: string;
+  readonly body: string;
+}
+
+/** The browser console's files by path (`/console/`, `/console/console.js`, …), e.g. `@benchdata/console`'s `CONSOLE_ASSETS`. */
+export type ConsoleAssets = Readonly<Record<string, ConsoleAsset>>;
 
 /** The console page's Content-Security-Policy. */
 export const CONSOLE_CSP =
@@ -24,7 +34,7 @@ export function isConsolePath(path: string): boolean {
 }
 
 /** The answer for a console path: a file, `/console` → `/console/`, or 404/405. */
-export function consoleUiResponse(request: Request, path: string): Response {
+export function consoleUiResponse(assets: ConsoleAssets, request: Request, path: string): Response {
   const method = request.method;
   if (method !== "GET" && method !== "HEAD") {
     return new Response(JSON.stringify({ detail: `${method} is not allowed on ${path}; allowed: GET, HEAD.`, code: "method_not_allowed", status: 405 }), {
@@ -36,7 +46,8 @@ export function consoleUiResponse(request: Request, path: string): Response {
   const url = request.url;
   const hashless = url.split("#")[0]!.split("?")[0]!;
   if (path === "/console" && !hashless.endsWith("/")) return new Response(null, { status: 308, headers: { location: "/console/", "x-content-type-options": NOSNIFF } });
-  const asset = CONSOLE_ASSETS[path === "/console" ? "/console/" : path];
+  const key = path === "/console" ? "/console/" : path;
+  const asset = Object.hasOwn(assets, key) ? assets[key] : undefined;
   if (asset === undefined) {
     return new Response(JSON.stringify({ detail: `No route ${method} ${path}.`, code: "not_found", status: 404 }), {
       status: 404,

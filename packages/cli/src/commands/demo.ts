@@ -2,10 +2,17 @@
  * `benchdata demo`: the service on the embedded default with something real in it: a demo account, a test
  * key, and a query made over HTTP through the whole pipeline, printed with curl lines to try next.
  */
-import { defineConfig, jsonLogger } from "@benchdata/core";
-import { installShutdown } from "../serve.ts";
-import { startService } from "./runtime.ts";
-import { cryptoRandom, randomToken } from "@benchdata/core";
+import { cryptoRandom, defineConfig, jsonLogger, randomToken } from "@benchdata/core";
+import { installShutdown } from "@benchdata/adapter-node";
+import { dbUrl, intFlag, parse } from "../args.ts";
+import type { Command } from "../command.ts";
+import { printUsage } from "../command.ts";
+import { startService } from "../runtime.ts";
+
+const USAGE = `Usage: benchdata demo [--port N] [--host H] [--db URL]
+
+Starts the service (default --db sqlite:./benchdata-demo.db, port 8787), creates a demo account with a
+test key, queries it through the whole pipeline and prints the answer and curl lines to try.`;
 
 /** Starts the demo and keeps serving until SIGINT/SIGTERM; resolves to the exit code only on failure. */
 export async function runDemo(options: { db: string; port: number; host: string }): Promise<number> {
@@ -58,3 +65,16 @@ export async function runDemo(options: { db: string; port: number; host: string 
   installShutdown({ close: () => running.stop() });
   return new Promise<number>(() => {});
 }
+
+async function run(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, db: { type: "string" } });
+  if (values.help) return printUsage(USAGE);
+  return runDemo({
+    db: dbUrl(values.db, "sqlite:./benchdata-demo.db"),
+    port: intFlag("port", values.port ?? process.env.PORT, 8787, 0, 65535),
+    host: values.host ?? "127.0.0.1",
+  });
+}
+
+/** `benchdata demo`. */
+export const demoCommand: Command = { usage: USAGE, run };

@@ -5,8 +5,20 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import type { AuditEntry, Storage } from "@benchdata/core";
 import { auditEntryJson, isAuditAction, verifyAuditChain } from "@benchdata/core";
-import { accountFlag, dbUrl, isoFlag, parse, UsageError } from "./args.ts";
-import { openDb } from "./runtime.ts";
+import { accountFlag, dbUrl, isoFlag, parse, UsageError } from "../args.ts";
+import type { Command } from "../command.ts";
+import { printUsage } from "../command.ts";
+import { openDb } from "../runtime.ts";
+
+const USAGE = `Usage: benchdata audit verify [--db URL]
+       benchdata audit export [--since ISO] [--account ACC_ID] [--action ACTION] [--out FILE] [--db URL]
+
+verify  walks the audit log's hash chain from its first entry (docs/audit.md): each entry's hash must cover its
+        fields and the previous entry's hash, and the last must be the recorded head. Prints a JSON summary and
+        exits 0, or names the first broken entry (its id and position) and exits 1. Progress on stderr.
+export  writes entries recorded at or after --since (every entry without it), oldest first, one JSON object per
+        line, to --out FILE (created readable by its owner only) or stdout; progress on stderr. Each line carries
+        its salt, so an exported file can be verified on its own. Entries are never pruned.`;
 
 /** Entries read per page. */
 const PAGE = 1000;
@@ -93,3 +105,15 @@ export async function auditExport(argv: string[], help: () => number): Promise<n
     if (fd !== 1) closeSync(fd);
   }
 }
+
+async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  const help = (): number => printUsage(USAGE);
+  if (sub === "--help" || sub === "-h" || sub === undefined) return help();
+  if (sub === "verify") return auditVerify(rest, help);
+  if (sub === "export") return auditExport(rest, help);
+  throw new UsageError(`unknown audit command "${sub}"`);
+}
+
+/** `benchdata audit`. */
+export const auditCommand: Command = { usage: USAGE, run };

@@ -1,9 +1,17 @@
 /** `benchdata import FILE`: streams a CSV or NDJSON file into the live dataset, all or nothing. */
 import { stat } from "node:fs/promises";
 import { importFile } from "@benchdata/storage-kysely";
-import { openDb } from "./runtime.ts";
-import { byteProgress } from "./progress.ts";
-import { UsageError } from "./args.ts";
+import { dbUrl, parse, UsageError } from "../args.ts";
+import type { Command } from "../command.ts";
+import { printUsage } from "../command.ts";
+import { byteProgress } from "../progress.ts";
+import { openDb } from "../runtime.ts";
+
+const USAGE = `Usage: benchdata import FILE [--db URL] [--format csv|ndjson]
+
+Loads rows of business_id, category, segment, period, metric, value (CSV with a header row, or
+NDJSON). All or nothing: a bad row fails the import with its line number and changes nothing.
+Each (category, period) in the file replaces what was stored for it.`;
 
 /** Imports `file` into the database at `db`; prints progress and a summary; resolves to the exit code. */
 export async function runImport(options: { file: string; db: string; format?: "csv" | "ndjson" }): Promise<number> {
@@ -44,3 +52,15 @@ export async function runImport(options: { file: string; db: string; format?: "c
     await storage.close();
   }
 }
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { db: { type: "string" }, format: { type: "string" } }, 1);
+  if (values.help) return printUsage(USAGE);
+  const file = positionals[0];
+  if (!file) throw new UsageError("the FILE to import is required");
+  if (values.format !== undefined && values.format !== "csv" && values.format !== "ndjson") throw new UsageError(`--format must be csv or ndjson, got "${values.format}"`);
+  return runImport({ file, db: dbUrl(values.db), format: values.format as "csv" | "ndjson" | undefined });
+}
+
+/** `benchdata import`. */
+export const importCommand: Command = { usage: USAGE, run };

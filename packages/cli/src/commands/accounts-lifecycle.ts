@@ -1,10 +1,10 @@
 /** `benchdata accounts list | export | delete`: the operator finds, exports and erases accounts through the admin API. */
 import { chmodSync, closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { TIERS } from "@benchdata/core";
-import { accountFlag, dbUrl, intFlag, isoFlag, oneOf, parse, UsageError } from "./args.ts";
-import { loadConfig } from "./config-file.ts";
-import { adminCall } from "./admin-call.ts";
-import { byteProgress } from "./progress.ts";
+import { accountFlag, dbUrl, intFlag, isoFlag, oneOf, parse, UsageError } from "../args.ts";
+import { loadConfig } from "../config-file.ts";
+import { adminCall } from "../admin-call.ts";
+import { byteProgress } from "../progress.ts";
 
 /** An account as the admin API lists it (the fields the table shows). */
 interface ListedAccount {

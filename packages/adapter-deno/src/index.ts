@@ -1,0 +1,2 @@
+export { serve } from "./serve.ts";
+export type { FetchHandler, RequestContext, ServeHandle, ServeOptions } from "./serve.ts";
