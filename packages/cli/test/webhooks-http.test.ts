@@ -378,7 +378,7 @@ for (const [name, open] of Object.entries(stores)) {
         up = true;
         // The second half first: since the 101st event's time.
         const half = at[100]!;
-        expect(await recover(half)).toEqual({ status: 202, body: { webhook_id: id, since: new Date(half).toISOString(), recovered: 100 } });
+        expect(await recover(half)).toEqual({ status: 202, body: { webhook_id: id, since: new Date(half).toISOString(), recovered: 100, has_more: false } });
         // At once again: nothing is queued twice.
         expect((await recover(half)).body.recovered).toBe(0);
         await drain(w);
@@ -392,6 +392,85 @@ for (const [name, open] of Object.entries(stores)) {
         all = await storage.listDeliveries(a.id, id, 1000);
         expect(all.every((d) => d.status === "succeeded" && d.attemptLog.filter((x) => x.error === null).length === 1)).toBe(true);
         await c("DELETE", `/webhooks/${id}`);
+      } finally {
+        await rx.close();
+      }
+    });
+
+    it("recover cannot flood a receiver: with disableAfterDeadDeliveries 0, ten calls send it at most the hour's re-queue budget, then 429 with Retry-After; a since before retention is 422", async () => {
+      // Issue 26's reproduction at a tenth of its size (22 dead deliveries, a budget of 100 an hour), so it stays quick on PostgreSQL.
+      const bounded = createApp({ storage, clock, config: one({ webhooks: { recoverDeliveriesPerHour: 100 } }), adminToken: ADMIN, webhooks: { secretBox: box } });
+      const a = await account();
+      const rx = await receiver(() => ({ status: 503 }));
+      try {
+        const id = await hook(console_(a.session), rx.url, ["quota.warning"]);
+        await warnings(a.id, 22);
+        const since = at[0]!;
+        // One attempt each and never disabled: every delivery dies and the webhook stays active.
+        const w = worker({ config: one({ webhooks: { retryDelaysSeconds: [0], concurrencyPerWebhook: 4, disableAfterDeadDeliveries: 0, disableAfterDays: 0 } }) });
+        await drain(w);
+        expect(rx.got).toHaveLength(22);
+        const raw = (from: number) =>
+          bounded.fetch(new Request(`${BASE}/api/v1/console/webhooks/${id}/recover`, { method: "POST", headers: { authorization: `Bearer ${a.session}`, "content-type": "application/json" }, body: JSON.stringify({ since: new Date(from).toISOString() }) }));
+        const recover = async (from: number): Promise<Res> => {
+          const r = await raw(from);
+          return { status: r.status, body: await r.json() };
+        };
+
+        // Older than retention.deliveriesDays (30): pruned history cannot be promised, and the budget is untouched.
+        const tooOld = await recover(clock.now() - 31 * 86_400_000);
+        expect(tooOld).toMatchObject({ status: 422, body: { code: "validation.out_of_range", status: 422 } });
+        expect(tooOld.body.detail).toMatch(/^since: must be at most 30 days ago \(retention\.deliveriesDays\)/);
+
+        const answers: Res[] = [];
+        for (let i = 0; i < 10; i++) {
+          answers.push(await recover(since));
+          await drain(w);
+        }
+        expect(answers.slice(0, 5).map((r) => [r.status, r.body.recovered, r.body.has_more])).toEqual([
+          [202, 22, false],
+          [202, 22, false],
+          [202, 22, false],
+          [202, 22, false],
+          [202, 12, true],
+        ]);
+        for (const r of answers.slice(5)) expect(r).toMatchObject({ status: 429, body: { code: "rate_limit.exceeded", status: 429 } });
+        // Without the bound: 220 re-sent POSTs. Now the hour's budget, whatever the number of calls.
+        expect(rx.got).toHaveLength(22 + 100);
+        const refused = await raw(since);
+        expect(refused.status).toBe(429);
+        const retryAfter = Number(refused.headers.get("retry-after"));
+        expect(retryAfter).toBeGreaterThan(0);
+        expect(retryAfter).toBeLessThanOrEqual(3600);
+        expect(await refused.json()).toMatchObject({ code: "rate_limit.exceeded", status: 429, detail: expect.stringMatching(/100 deliveries of the hour/) });
+
+        // Once the hour is over, recovery works again.
+        clock.advance(retryAfter * 1000);
+        expect(await recover(since)).toMatchObject({ status: 202, body: { recovered: 22, has_more: false } });
+        await drain(w);
+        expect(rx.got).toHaveLength(22 + 100 + 22);
+        await console_(a.session)("DELETE", `/webhooks/${id}`);
+      } finally {
+        await rx.close();
+      }
+    });
+
+    it("recover: an account may make webhooks.recoverCallsPerHour calls an hour (default 10), even of nothing; the eleventh is 429", async () => {
+      const a = await account();
+      const c = console_(a.session);
+      const rx = await receiver();
+      try {
+        const id = await hook(c, rx.url, ["quota.warning"]);
+        const since = new Date(clock.now()).toISOString();
+        const statuses: number[] = [];
+        for (let i = 0; i < 11; i++) statuses.push((await c("POST", `/webhooks/${id}/recover`, { since })).status);
+        expect(statuses).toEqual([...Array(10).fill(202), 429]);
+        // Another account's calls are its own.
+        const b = await account();
+        const other = await hook(console_(b.session), rx.url, ["quota.warning"]);
+        expect((await console_(b.session)("POST", `/webhooks/${other}/recover`, { since })).status).toBe(202);
+        await c("DELETE", `/webhooks/${id}`);
+        await console_(b.session)("DELETE", `/webhooks/${other}`);
       } finally {
         await rx.close();
       }

@@ -114,6 +114,8 @@ export type { DeliveryNext } from "./webhooks/delivery-next-state.ts";
 export { deliveryNextState, deliveryNextStateAfterWait, parseRetryAfter } from "./webhooks/delivery-next-state.ts";
 export type { WebhookHealth } from "./webhooks/webhook-health.ts";
 export { failingSinceAfterPause, webhookHealthAfter } from "./webhooks/webhook-health.ts";
+export type { RecoverBudget, RecoverPolicy, RecoverStep } from "./webhooks/recover-budget.ts";
+export { afterRecover, RECOVER_WINDOW_MS, recoverStep } from "./webhooks/recover-budget.ts";
 export type { AttemptContext, AttemptOutcome, AttemptTarget } from "./webhooks/attempt-webhook.ts";
 export { attemptWebhook } from "./webhooks/attempt-webhook.ts";
 export type { WorkerLoop, WorkerLoopSpec } from "./webhooks/worker-loop.ts";

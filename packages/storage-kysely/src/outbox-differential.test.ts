@@ -103,7 +103,8 @@ async function play(s: Storage, ops: readonly Op[], tag: string): Promise<unknow
       out.push(r === null ? null : seen(r));
     } else if (op.kind === "recover") {
       now += op.dt;
-      out.push(await s.recoverDeliveries({ accountId: acc, webhookId: hooks[op.hook]!, since: now - op.back, now }));
+      // A budget small enough to bind within a run: its refusals and partial re-queues must agree too.
+      out.push(await s.recoverDeliveries({ accountId: acc, webhookId: hooks[op.hook]!, since: now - op.back, now, policy: { callsPerHour: 4, deliveriesPerHour: 5 } }));
     } else {
       out.push(await s.deleteWebhook(acc, hooks[op.hook]!));
     }

@@ -601,7 +601,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed deliveries
-         * @description Re-queues every dead delivery of the webhook, and every one waiting after a failed attempt, whose event was written at or after `since`: each is due at once and is attempted once more, in event order (a delivery already due or in flight is left as it is, so recovering twice queues nothing twice). Answers how many. A disabled webhook must be enabled first (409 `console.webhook_disabled`).
+         * @description Re-queues the dead deliveries of the webhook, and those waiting after a failed attempt, whose event was written at or after `since`, oldest first: each is due at once and is attempted once more, in event order (a delivery already due or in flight is left as it is, so recovering twice queues nothing twice). Bounded, so recover cannot flood a receiver: an account may make `webhooks.recoverCallsPerHour` calls (default 10) and re-queue `webhooks.recoverDeliveriesPerHour` deliveries (default 1,000) per hour, all webhooks together; one call takes what is left of the hour's deliveries and says with `has_more` whether more remain to recover (call again, with the same `since`, once they went out). A spent budget answers 429 `rate_limit.exceeded` with `Retry-After`; a `since` older than the retention horizon (`retention.deliveriesDays`) 422 `validation.out_of_range`. A disabled webhook must be enabled first (409 `console.webhook_disabled`).
          */
         post: operations["recoverWebhook"];
         delete?: never;
@@ -3909,14 +3909,14 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: date-time
-                     * @description Re-queue the failed deliveries of events written at or after this time (ISO 8601).
+                     * @description Re-queue the failed deliveries of events written at or after this time (ISO 8601), no earlier than `retention.deliveriesDays` ago.
                      */
                     since: string;
                 };
             };
         };
         responses: {
-            /** @description How many deliveries were re-queued. */
+            /** @description How many deliveries were re-queued, and whether more remain. */
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3927,7 +3927,10 @@ export interface operations {
                         webhook_id: string;
                         /** Format: date-time */
                         since: string;
+                        /** @description Deliveries re-queued by this call. */
                         recovered: number;
+                        /** @description Whether recoverable deliveries since `since` remain (this call stopped at the hour's budget). */
+                        has_more: boolean;
                     };
                 };
             };
@@ -3939,6 +3942,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
     };

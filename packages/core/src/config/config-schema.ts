@@ -45,6 +45,8 @@ export const ConfigFileSchema = v.strictObject({
       disableAfterDeadDeliveries: v.optional(v.pipe(count, v.maxValue(1_000_000))),
       ordered: v.optional(v.boolean()),
       secretOverlapHours: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(24 * 30))),
+      recoverCallsPerHour: v.optional(v.pipe(positive, v.maxValue(1000))),
+      recoverDeliveriesPerHour: v.optional(v.pipe(positive, v.maxValue(100_000))),
     }),
   ),
   billing: v.optional(

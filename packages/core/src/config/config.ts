@@ -26,6 +26,10 @@ export interface ServiceConfig {
     readonly ordered: boolean;
     /** After a secret rotation, deliveries carry both signatures for this many hours. */
     readonly secretOverlapHours: number;
+    /** `POST /webhooks/{id}/recover` calls an account may make per hour (core's `recoverStep`). */
+    readonly recoverCallsPerHour: number;
+    /** Deliveries an account's recover calls may re-queue per hour, all webhooks together; one call takes what is left. */
+    readonly recoverDeliveriesPerHour: number;
   };
   readonly billing: {
     readonly processor: "simulated" | "stripe";
@@ -87,6 +91,8 @@ export const DEFAULT_CONFIG: ServiceConfig = {
     disableAfterDeadDeliveries: 20,
     ordered: true,
     secretOverlapHours: 24,
+    recoverCallsPerHour: 10,
+    recoverDeliveriesPerHour: 1000,
   },
   billing: {
     processor: "simulated",

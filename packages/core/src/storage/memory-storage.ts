@@ -28,6 +28,8 @@ import {
 import type { WebhookDisabledReason } from "../events/events.ts";
 import type { WebhookHealth } from "../webhooks/webhook-health.ts";
 import { failingSinceAfterPause, webhookHealthAfter } from "../webhooks/webhook-health.ts";
+import type { RecoverBudget } from "../webhooks/recover-budget.ts";
+import { afterRecover, recoverStep } from "../webhooks/recover-budget.ts";
 import { dailyWindow, dayCounterId, utcDay } from "../rate-limit/daily-window.ts";
 import { pendingInvoice } from "../billing/pending-invoice.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
@@ -203,6 +205,8 @@ export function createMemoryStorage(): Storage {
   const webhookHealth = new Map<string, WebhookHealth>();
   const events = new Map<string, StoredEvent>();
   const deliveries = new Map<string, StoredDelivery>();
+  /** Each account's recover budget (core's `recoverStep`). */
+  const recoverBudgets = new Map<string, RecoverBudget>();
   /**
    * The pending deliveries in claim order (due time, then creation), so a claim reads only the due front
    * of it; succeeded and dead deliveries leave it. Invariant: a delivery is in it iff its status is pending.
@@ -856,13 +860,17 @@ export function createMemoryStorage(): Storage {
       audit(draft);
       return deliveryRecord(d);
     },
-    async recoverDeliveries({ accountId, webhookId, since, now, audit: draft }) {
+    async recoverDeliveries({ accountId, webhookId, since, now, policy, audit: draft }) {
       const wh = webhooks.get(webhookId);
       if (!wh || wh.accountId !== accountId) return null;
       if (wh.status !== "active") return "disabled";
-      let n = 0;
-      for (const d of deliveries.values()) {
-        if (d.webhookId !== webhookId || d.createdAt < since || !recoverable(d, now)) continue;
+      const step = recoverStep(recoverBudgets.get(accountId) ?? null, now, policy);
+      if (step.kind === "refused") return step;
+      const candidates: StoredDelivery[] = [];
+      for (const d of deliveries.values()) if (d.webhookId === webhookId && d.createdAt >= since && recoverable(d, now)) candidates.push(d);
+      candidates.sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq);
+      const taken = candidates.slice(0, step.limit);
+      for (const d of taken) {
         dequeue(d);
         leased.delete(d);
         d.status = "pending";
@@ -871,10 +879,10 @@ export function createMemoryStorage(): Storage {
         d.leaseToken = null;
         d.leaseUntil = 0;
         enqueue(d);
-        n++;
       }
+      recoverBudgets.set(accountId, afterRecover(step, taken.length));
       audit(draft);
-      return n;
+      return { kind: "recovered", recovered: taken.length, hasMore: candidates.length > taken.length };
     },
 
     async claimCharges({ now, leaseMs, limit }): Promise<ClaimedCharge[]> {
@@ -1009,6 +1017,7 @@ export function createMemoryStorage(): Storage {
       accounts.set(accountId, tombstone);
       accountVersions.set(accountId, (accountVersions.get(accountId) ?? 0) + 1);
       for (const [hash, x] of sessions) if (x.accountId === accountId) sessions.delete(hash);
+      recoverBudgets.delete(accountId);
       for (const [hash, x] of signInLinks) if (x.accountId === accountId) signInLinks.delete(hash);
       for (const k of [...keys.values()]) {
         if (k.accountId !== accountId) continue;

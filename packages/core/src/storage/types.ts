@@ -16,6 +16,7 @@ import type { Environment } from "../keys/api-key.ts";
 import type { Scope, Tier } from "../scopes/scopes.ts";
 import type { EventDraft, EventType, WebhookDisabledReason } from "../events/events.ts";
 import type { BenchmarkSource, Cell } from "../data/source.ts";
+import type { RecoverPolicy, RecoverStep } from "../webhooks/recover-budget.ts";
 import type { Category, Metric } from "../data/catalog.ts";
 import type { AuditAction, AuditDraft, AuditEntry, AuditHead } from "../audit/audit-entry.ts";
 
@@ -142,6 +143,11 @@ export interface DeliveryRecord {
 
 /** Why a delivery is dead. */
 export type DeadReason = "attempts_exhausted" | "gone" | "webhook_disabled";
+
+/** What a recover call did: re-queued `recovered` deliveries (and whether more remain), or was refused by the budget. */
+export type RecoverOutcome =
+  | { readonly kind: "recovered"; readonly recovered: number; readonly hasMore: boolean }
+  | Extract<RecoverStep, { kind: "refused" }>;
 
 /** When a failing webhook is disabled (core's `webhookHealthAfter`), and the id of the `webhook.disabled` event if it is. */
 export interface WebhookHealthPolicy {
@@ -648,13 +654,16 @@ export interface Storage {
   /** Makes a delivery (dead ones included) due again at `now`; null when no such delivery of the account. */
   retryDelivery(accountId: string, webhookId: string, deliveryId: string, now: number, audit?: AuditDraft): Promise<DeliveryRecord | null>;
   /**
-   * Re-queues, in one atomic step, every failed delivery of an active webhook whose event was written at or
-   * after `since`: the dead ones, and the pending ones waiting after a failed attempt (not those a worker
-   * holds under a live lease). Each becomes due at `now` and keeps its place in event order; a delivery
-   * already due or in flight is not touched, so a second call does not queue anything twice. How many;
-   * `disabled` (nothing changed) for a disabled webhook; null when no such webhook of the account.
+   * Re-queues, in one atomic step, failed deliveries of an active webhook whose event was written at or after
+   * `since`: the dead ones, and the pending ones waiting after a failed attempt (not those a worker holds under a
+   * live lease), oldest first. The account's recover budget is read, decided by core's `recoverStep` and written
+   * back (`afterRecover`) in the same step, so concurrent calls on any instance never spend more than it holds:
+   * this MUST be atomic across processes. A refused call changes nothing. Each re-queued delivery becomes due at
+   * `now` and keeps its place in event order; a delivery already due or in flight is not touched, so a second call
+   * does not queue anything twice. `hasMore`: recoverable deliveries since `since` remain. `disabled` (nothing
+   * changed, no budget spent) for a disabled webhook; null when no such webhook of the account.
    */
-  recoverDeliveries(input: Audited & { accountId: string; webhookId: string; since: number; now: number }): Promise<number | "disabled" | null>;
+  recoverDeliveries(input: Audited & { accountId: string; webhookId: string; since: number; now: number; policy: RecoverPolicy }): Promise<RecoverOutcome | "disabled" | null>;
 
   // Billing.
   /** Claims pending invoices (charges not yet sent or whose lease ran out) under a lease; a suspended account's wait. */

@@ -10,6 +10,7 @@ import { isoTime } from "../clock/clock.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
 import { accountLifecycleConformance } from "./account-lifecycle-conformance.ts";
 import { auditConformance } from "./audit-conformance.ts";
+import { recoverBudgetConformance } from "./recover-budget-conformance.ts";
 import { account, admitInput, drainEvents, id, key, onFreshStore, quota, snapshot, T0, webhook } from "./conformance-fixtures.ts";
 
 /** How the suite obtains a fresh, migrated, empty store, and disposes of it. */
@@ -1273,6 +1274,8 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
       });
 
       it("recoverDeliveries re-queues the dead and the failed-and-waiting since a time, each once, never one in flight or already due", async () => {
+        // A budget this case never reaches (the budget's own cases are in recover-budget-conformance.ts).
+        const policy = { callsPerHour: 100, deliveriesPerHour: 100_000 };
         const a = account();
         await s.createAccount(a);
         const w = webhook(a.id, ["quota.warning"]);
@@ -1294,17 +1297,17 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         await s.completeDelivery({ deliveryId: d3.deliveryId, leaseToken: d3.leaseToken, attempt: attempt(false), next: { status: "pending", at: now + 30_000 } });
         await s.completeDelivery({ deliveryId: d4.deliveryId, leaseToken: d4.leaseToken, attempt: attempt(false), next: { status: "dead" } });
         // The fifth stays in flight under its live lease.
-        expect(await s.recoverDeliveries({ accountId: "acc_other", webhookId: w.id, since: t, now: now + 1 })).toBeNull();
+        expect(await s.recoverDeliveries({ accountId: "acc_other", webhookId: w.id, since: t, now: now + 1, policy })).toBeNull();
         // Since the third event: the third (waiting) and the fourth (dead); not the fifth, leased.
-        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t + 3, now: now + 1 })).toBe(2);
+        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t + 3, now: now + 1, policy })).toEqual({ kind: "recovered", recovered: 2, hasMore: false });
         const byEvent = async () => new Map((await s.listDeliveries(a.id, w.id, 100)).map((d) => [d.eventId, d]));
         let list = await byEvent();
         expect(list.get(evIds[2]!)).toMatchObject({ status: "pending", nextAttemptAt: now + 1, attempts: 1, deadReason: null });
         expect(list.get(evIds[3]!)).toMatchObject({ status: "pending", nextAttemptAt: now + 1, attempts: 1, deadReason: null });
         expect(list.get(evIds[1]!)).toMatchObject({ status: "dead", deadReason: "attempts_exhausted" });
         // Since the first: only the second is left to recover; the others are due already, done, or in flight.
-        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t, now: now + 2 })).toBe(1);
-        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t, now: now + 3 })).toBe(0);
+        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t, now: now + 2, policy })).toEqual({ kind: "recovered", recovered: 1, hasMore: false });
+        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t, now: now + 3, policy })).toEqual({ kind: "recovered", recovered: 0, hasMore: false });
         list = await byEvent();
         expect([...list.values()].filter((d) => d.status === "pending").map((d) => d.eventId).sort()).toEqual([evIds[1], evIds[2], evIds[3], evIds[4]].sort());
         expect(list.get(evIds[0]!)).toMatchObject({ status: "succeeded" });
@@ -1315,7 +1318,7 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
         // A disabled webhook is refused, and nothing of it changes.
         const gone = again[2]!;
         await s.completeDelivery({ deliveryId: gone.deliveryId, leaseToken: gone.leaseToken, attempt: { ...attempt(false), attempt: 2, statusCode: 410 }, next: { status: "dead" }, gone: true, health: { disableAfterMs: 0, disableAfterDead: 0, eventId: id("evt") } });
-        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t, now: now + 4 })).toBe("disabled");
+        expect(await s.recoverDeliveries({ accountId: a.id, webhookId: w.id, since: t, now: now + 4, policy })).toBe("disabled");
         expect((await byEvent()).get(evIds[1]!)).toMatchObject({ status: "dead", deadReason: "gone" });
       });
     });
@@ -1650,4 +1653,5 @@ export function storageConformance(name: string, target: ConformanceTarget): voi
   });
   accountLifecycleConformance(name, target);
   auditConformance(name, target);
+  recoverBudgetConformance(name, target);
 }

@@ -28,6 +28,7 @@ import type {
   HeldSession,
   WebhookHealthPolicy,
   InvoiceRecord,
+  RecoverOutcome,
   KeyLookup,
   Logger,
   PreparedCell,
@@ -47,6 +48,8 @@ import {
   keyRotatedEvent,
   webhookDisabledEvent,
   webhookHealthAfter,
+  afterRecover,
+  recoverStep,
   parsePeriod,
   quotaExhaustedEvent,
   serializeEvent,
@@ -315,6 +318,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
               INSERT INTO audit_log (${sql.raw(AUDIT_COLUMNS)}) VALUES (${sql.join(values)})`.execute(trx);
     return e;
   }
+
+  /** Whether a recover call re-queued (so is audited): a refusal, an unknown or a disabled webhook changed nothing. */
+  const recovered = (r: RecoverOutcome | "disabled" | null): boolean => r !== null && r !== "disabled" && r.kind === "recovered";
 
   /**
    * Runs an action and appends its entry in ONE transaction, when `changed` says the action changed something: true
@@ -973,24 +979,42 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       }), (r) => r !== null);
     },
 
-    async recoverDeliveries({ accountId, webhookId, since, now, audit }) {
-      // One statement: the webhook's state and the re-queue. A delivery a completing worker holds is waited
-      // for and judged as it then stands (READ COMMITTED re-checks the WHERE on the updated row).
-      const r = await audited(audit, (on) => one<{ status: string | null; n: string }>(
-        on,
-        sql`WITH w AS (SELECT id, status FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}),
-            requeued AS (
-              UPDATE deliveries d SET status = 'pending', next_attempt_at = ${now}::bigint, lease_token = NULL, lease_until = 0, dead_reason = NULL
-              FROM w
-              WHERE w.status = 'active' AND d.webhook_id = w.id AND d.created_at >= ${since}::bigint
-                AND (d.status = 'dead' OR (d.status = 'pending' AND d.attempts > 0 AND d.next_attempt_at > ${now}::bigint
-                                          AND NOT (d.lease_token IS NOT NULL AND d.lease_until > ${now}::bigint)))
-              RETURNING d.id
-            )
-            SELECT (SELECT status FROM w) AS status, (SELECT count(*) FROM requeued) AS n`,
-      ), (row) => row !== undefined && row.status === "active");
-      if (!r || r.status === null) return null;
-      return r.status === "active" ? Number(r.n) : "disabled";
+    async recoverDeliveries({ accountId, webhookId, since, now, policy, audit }) {
+      const recover = async (trx: Db): Promise<RecoverOutcome | "disabled" | null> => {
+        const w = await one(trx, sql`SELECT status FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}`);
+        if (!w) return null;
+        if (w.status !== "active") return "disabled";
+        // The account's budget row, made if missing and locked until commit: concurrent calls on any instance queue
+        // here, each deciding (core's recoverStep) over what the one before it wrote. A row of no calls is a new one.
+        const b = (await one(
+          trx,
+          sql`INSERT INTO recover_budgets (account_id, window_start, calls, requeued) VALUES (${accountId}, 0, 0, 0)
+              ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id
+              RETURNING window_start, calls, requeued`,
+        ))!;
+        const stored = num(b.calls) === 0 ? null : { windowStart: num(b.window_start), calls: num(b.calls), requeued: num(b.requeued) };
+        const step = recoverStep(stored, now, policy);
+        if (step.kind === "refused") return step;
+        // The dead, and the pending waiting after a failed attempt, oldest first. A delivery a completing worker
+        // holds is waited for and judged as it then stands (READ COMMITTED re-checks the WHERE on the updated row).
+        const recoverable = sql`d.webhook_id = ${webhookId} AND d.created_at >= ${since}::bigint
+          AND (d.status = 'dead' OR (d.status = 'pending' AND d.attempts > 0 AND d.next_attempt_at > ${now}::bigint
+                                    AND NOT (d.lease_token IS NOT NULL AND d.lease_until > ${now}::bigint)))`;
+        const requeued = await all(
+          trx,
+          sql`UPDATE deliveries d SET status = 'pending', next_attempt_at = ${now}::bigint, lease_token = NULL, lease_until = 0, dead_reason = NULL
+              WHERE d.id IN (SELECT d.id FROM deliveries d WHERE ${recoverable} ORDER BY d.created_at, d.seq LIMIT ${step.limit}::integer)
+                AND ${recoverable}
+              RETURNING d.id`,
+        );
+        const more = await one(trx, sql`SELECT EXISTS (SELECT 1 FROM deliveries d WHERE ${recoverable}) AS more`);
+        const next = afterRecover(step, requeued.length);
+        await sql`UPDATE recover_budgets SET window_start = ${next.windowStart}::bigint, calls = ${next.calls}::integer, requeued = ${next.requeued}::integer
+                  WHERE account_id = ${accountId}`.execute(trx);
+        return { kind: "recovered", recovered: requeued.length, hasMore: more?.more === true };
+      };
+      // Audited: the entry goes in the same transaction, when the call re-queued (a refusal changes nothing).
+      return audit === undefined ? tx(recover) : audited(audit, recover, recovered);
     },
 
     async claimCharges({ now, leaseMs, limit }) {
@@ -1176,7 +1200,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         await sql`DELETE FROM window_chunks WHERE key_id IN (${keys})`.execute(trx);
         await sql`DELETE FROM rate_windows WHERE key_id IN (${keys})`.execute(trx);
         await sql`DELETE FROM key_hashes WHERE key_id IN (${keys})`.execute(trx);
-        for (const table of ["api_keys", "sessions", "sign_in_links", "webhooks", "quota_periods"]) {
+        for (const table of ["api_keys", "sessions", "sign_in_links", "webhooks", "quota_periods", "recover_budgets"]) {
           await sql`DELETE FROM ${sql.table(table)} WHERE account_id = ${accountId}`.execute(trx);
         }
         // The day rows stay, at zero, so an admission queued on them finds them (rather than making new ones for an

@@ -39,6 +39,8 @@ import type {
   Storage,
   UsageSnapshot,
   WebhookHealthPolicy,
+  RecoverOutcome,
+  RecoverPolicy,
   WebhookRecord,
   WindowInfo,
 } from "@benchdata/core";
@@ -58,6 +60,8 @@ import {
   keyRevokedEvent,
   webhookDisabledEvent,
   webhookHealthAfter,
+  afterRecover,
+  recoverStep,
   keyRotatedEvent,
   newId,
   parsePeriod,
@@ -199,6 +203,9 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return e;
   }
   const auditTx = db.transaction((fn: () => unknown): unknown => fn());
+  /** Whether a recover call re-queued (so is audited): a refusal, an unknown or a disabled webhook changed nothing. */
+  const recovered = (r: RecoverOutcome | "disabled" | null): boolean => r !== null && r !== "disabled" && r.kind === "recovered";
+
   /**
    * Runs an action (its own transaction becomes a savepoint) and appends its entry in ONE write transaction, when
    * `changed` says the action changed something: true (the draft's account), an account id (the draft left it null), or false.
@@ -663,18 +670,24 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return deliveryRecord(q(`${DELIVERY_SELECT} WHERE d.id = ?`).get(deliveryId) as Row);
   });
 
-  const recoverDeliveriesTx = immediate((accountId: string, webhookId: string, since: number, now: number): number | "disabled" | null => {
+  const recoverDeliveriesTx = immediate((accountId: string, webhookId: string, since: number, now: number, policy: RecoverPolicy): RecoverOutcome | "disabled" | null => {
     const w = q("SELECT status FROM webhooks WHERE id = ? AND account_id = ?").get(webhookId, accountId) as Row | undefined;
     if (!w) return null;
     if (w.status !== "active") return "disabled";
-    // The dead, and the pending waiting after a failed attempt (a live lease is left to its worker).
-    return q(`UPDATE deliveries SET status = 'pending', next_attempt_at = @now, lease_token = NULL, lease_until = 0, dead_reason = NULL
-              WHERE webhook_id = @webhookId AND created_at >= @since
-                AND (status = 'dead' OR (status = 'pending' AND attempts > 0 AND next_attempt_at > @now AND NOT (lease_token IS NOT NULL AND lease_until > @now)))`).run({
-      webhookId,
-      since,
-      now,
-    }).changes;
+    // The account's budget, decided by core's recoverStep inside this IMMEDIATE transaction (no other writer between).
+    const b = q("SELECT window_start, calls, requeued FROM recover_budgets WHERE account_id = ?").get(accountId) as Row | undefined;
+    const step = recoverStep(b ? { windowStart: num(b.window_start), calls: num(b.calls), requeued: num(b.requeued) } : null, now, policy);
+    if (step.kind === "refused") return step;
+    // The dead, and the pending waiting after a failed attempt (a live lease is left to its worker), oldest first.
+    const recoverable = `webhook_id = @webhookId AND created_at >= @since
+      AND (status = 'dead' OR (status = 'pending' AND attempts > 0 AND next_attempt_at > @now AND NOT (lease_token IS NOT NULL AND lease_until > @now)))`;
+    const recovered = q(`UPDATE deliveries SET status = 'pending', next_attempt_at = @now, lease_token = NULL, lease_until = 0, dead_reason = NULL
+                         WHERE id IN (SELECT id FROM deliveries WHERE ${recoverable} ORDER BY created_at, seq LIMIT @limit)`).run({ webhookId, since, now, limit: step.limit }).changes;
+    const hasMore = q(`SELECT 1 FROM deliveries WHERE ${recoverable} LIMIT 1`).get({ webhookId, since, now }) !== undefined;
+    const next = afterRecover(step, recovered);
+    q(`INSERT INTO recover_budgets (account_id, window_start, calls, requeued) VALUES (?, ?, ?, ?)
+       ON CONFLICT (account_id) DO UPDATE SET window_start = excluded.window_start, calls = excluded.calls, requeued = excluded.requeued`).run(accountId, next.windowStart, next.calls, next.requeued);
+    return { kind: "recovered", recovered, hasMore };
   });
 
   const claimChargesTx = immediate((now: number, leaseMs: number, limit: number): ClaimedCharge[] => {
@@ -833,7 +846,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     for (const table of ["key_hashes", "window_chunks", "rate_windows"]) {
       q(`DELETE FROM ${table} WHERE key_id IN (SELECT id FROM api_keys WHERE account_id = ?)`).run(accountId);
     }
-    for (const table of ["api_keys", "sessions", "sign_in_links", "webhooks", "quota_periods"]) q(`DELETE FROM ${table} WHERE account_id = ?`).run(accountId);
+    for (const table of ["api_keys", "sessions", "sign_in_links", "webhooks", "quota_periods", "recover_budgets"]) q(`DELETE FROM ${table} WHERE account_id = ?`).run(accountId);
     q("DELETE FROM day_counters WHERE account_id IN (?, ?)").run(...days);
     q("DELETE FROM usage_days WHERE account_id IN (?, ?)").run(...days);
     // Invoices stay for the legal record; a decline reason is the customer's, and a charge not yet in flight is never made.
@@ -1076,8 +1089,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     async retryDelivery(accountId, webhookId, deliveryId, now, draft) {
       return withAudit(draft, () => retryDeliveryTx(accountId, webhookId, deliveryId, now), (r) => r !== null);
     },
-    async recoverDeliveries({ accountId, webhookId, since, now, audit }) {
-      return withAudit(audit, () => recoverDeliveriesTx(accountId, webhookId, since, now), (r) => typeof r === "number");
+    async recoverDeliveries({ accountId, webhookId, since, now, policy, audit }) {
+      return withAudit(audit, () => recoverDeliveriesTx(accountId, webhookId, since, now, policy), recovered);
     },
 
     async claimCharges({ now, leaseMs, limit }) {

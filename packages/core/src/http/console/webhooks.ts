@@ -1,4 +1,4 @@
-/** Console webhook operations: create, list, show, delete, deliveries and their retry, and a test event. */
+/** Console webhook operations: create, list, show, delete, deliveries, their retry and bounded recovery, and a test event. */
 import * as v from "valibot";
 import { ServiceError } from "../../errors/service-error.ts";
 import { EVENT_TYPES } from "../../events/events.ts";
@@ -8,6 +8,8 @@ import { newId } from "../../ids/new-id.ts";
 import { generateSigningSecret } from "../../signing/signature.ts";
 import type { WebhookRecord } from "../../storage/types.ts";
 import { plaintextSecretBox } from "../../webhooks/secret-box.ts";
+import type { RecoverPolicy } from "../../webhooks/recover-budget.ts";
+import { retentionCutoffs } from "../../retention/retention-cutoffs.ts";
 import { integerParam } from "../data/query-params.ts";
 import { ok } from "../reply.ts";
 import { defineConsoleRoute, INVALID_SESSION, notFound } from "./define-console-route.ts";
@@ -208,9 +210,21 @@ export const RecoverDeliveriesBody = v.strictObject({
   since: v.pipe(
     v.string(),
     v.isoTimestamp("must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-20T00:00:00Z"),
-    v.description("Re-queue the failed deliveries of events written at or after this time (ISO 8601)."),
+    v.description("Re-queue the failed deliveries of events written at or after this time (ISO 8601), no earlier than `retention.deliveriesDays` ago."),
   ),
 });
+
+const DAY_MS = 86_400_000;
+
+/** 429 `rate_limit.exceeded` (the contract's rate-limit code, reused): the account's hourly recover budget is spent. */
+function recoverBudgetSpent(reason: "calls" | "deliveries", retryAt: number, now: number, policy: RecoverPolicy): ServiceError {
+  const seconds = Math.max(1, Math.ceil((retryAt - now) / 1000));
+  const spent =
+    reason === "calls"
+      ? `This account made its ${policy.callsPerHour} recover calls of the hour`
+      : `This account's recover calls re-queued their ${policy.deliveriesPerHour} deliveries of the hour`;
+  return new ServiceError(429, "rate_limit.exceeded", `${spent} (window: hour); retry in ${seconds} s. Deliveries still due keep going out meanwhile.`, { "retry-after": String(seconds) });
+}
 
 /** POST /webhooks/{webhook_id}/recover. */
 export const recoverWebhook = defineConsoleRoute({
@@ -219,23 +233,38 @@ export const recoverWebhook = defineConsoleRoute({
   operationId: "recoverWebhook",
   summary: "Recover failed deliveries",
   description:
-    "Re-queues every dead delivery of the webhook, and every one waiting after a failed attempt, whose event was written at or after `since`: each is due at once and is attempted once more, in event order (a delivery already due or in flight is left as it is, so recovering twice queues nothing twice). Answers how many. A disabled webhook must be enabled first (409 `console.webhook_disabled`).",
+    "Re-queues the dead deliveries of the webhook, and those waiting after a failed attempt, whose event was written at or after `since`, oldest first: each is due at once and is attempted once more, in event order (a delivery already due or in flight is left as it is, so recovering twice queues nothing twice). " +
+    "Bounded, so recover cannot flood a receiver: an account may make `webhooks.recoverCallsPerHour` calls (default 10) and re-queue `webhooks.recoverDeliveriesPerHour` deliveries (default 1,000) per hour, all webhooks together; one call takes what is left of the hour's deliveries and says with `has_more` whether more remain to recover (call again, with the same `since`, once they went out). " +
+    "A spent budget answers 429 `rate_limit.exceeded` with `Retry-After`; a `since` older than the retention horizon (`retention.deliveriesDays`) 422 `validation.out_of_range`. A disabled webhook must be enabled first (409 `console.webhook_disabled`).",
   pathParams: WEBHOOK_ID,
   body: RecoverDeliveriesBody,
   success: {
     status: 202,
-    description: "How many deliveries were re-queued.",
-    schema: v.object({ webhook_id: v.string(), since: v.pipe(v.string(), v.isoTimestamp()), recovered: v.pipe(v.number(), v.integer()) }),
+    description: "How many deliveries were re-queued, and whether more remain.",
+    schema: v.object({
+      webhook_id: v.string(),
+      since: v.pipe(v.string(), v.isoTimestamp()),
+      recovered: v.pipe(v.number(), v.integer(), v.description("Deliveries re-queued by this call.")),
+      has_more: v.pipe(v.boolean(), v.description("Whether recoverable deliveries since `since` remain (this call stopped at the hour's budget).")),
+    }),
   },
-  errors: [404, 409],
+  errors: [404, 409, 429],
   async handle({ app, accountId, params, body, now }) {
     const id = params.webhook_id as string;
     const since = Date.parse(body.since);
-    const n = await app.storage.recoverDeliveries({ accountId, webhookId: id, since, now });
-    if (n === null) throw notFound("webhook", id);
-    if (n === "disabled") throw new ServiceError(409, "console.webhook_disabled", `Webhook \`${id}\` is disabled; enable it first (POST /webhooks/${id}/enable), then recover its deliveries.`);
-    if (n > 0) app.hooks.eventsWritten();
-    return { status: 202, body: { webhook_id: id, since: isoTime(since), recovered: n } };
+    // Deliveries older than the retention horizon are pruned; a `since` before it would promise what is gone.
+    const horizon = retentionCutoffs(now, app.config.retention).deliveries;
+    if (since < horizon) {
+      const days = Math.round((now - horizon) / DAY_MS);
+      throw new ServiceError(422, "validation.out_of_range", `since: must be at most ${days} days ago (retention.deliveriesDays), at or after ${isoTime(horizon)}; got ${body.since}.`);
+    }
+    const policy: RecoverPolicy = { callsPerHour: app.config.webhooks.recoverCallsPerHour, deliveriesPerHour: app.config.webhooks.recoverDeliveriesPerHour };
+    const r = await app.storage.recoverDeliveries({ accountId, webhookId: id, since, now, policy });
+    if (r === null) throw notFound("webhook", id);
+    if (r === "disabled") throw new ServiceError(409, "console.webhook_disabled", `Webhook \`${id}\` is disabled; enable it first (POST /webhooks/${id}/enable), then recover its deliveries.`);
+    if (r.kind === "refused") throw recoverBudgetSpent(r.reason, r.retryAt, now, policy);
+    if (r.recovered > 0) app.hooks.eventsWritten();
+    return { status: 202, body: { webhook_id: id, since: isoTime(since), recovered: r.recovered, has_more: r.hasMore } };
   },
 });
 

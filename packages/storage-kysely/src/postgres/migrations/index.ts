@@ -19,6 +19,7 @@ import * as m0021 from "./0021-cell-businesses.ts";
 import * as m0022 from "./0022-account-tombstones.ts";
 import * as m0023 from "./0023-retention-indexes.ts";
 import * as m0024 from "./0024-audit-log.ts";
+import * as m0025 from "./0025-recover-budgets.ts";
 
 export const POSTGRES_MIGRATIONS = releasedMigrations({
   "0001-initial-schema": m0001,
@@ -40,4 +41,5 @@ export const POSTGRES_MIGRATIONS = releasedMigrations({
   "0022-account-tombstones": m0022,
   "0023-retention-indexes": m0023,
   "0024-audit-log": m0024,
+  "0025-recover-budgets": m0025,
 });

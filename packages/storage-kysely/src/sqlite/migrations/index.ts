@@ -13,6 +13,7 @@ import * as m0016 from "./0016-cell-businesses.ts";
 import * as m0017 from "./0017-account-tombstones.ts";
 import * as m0023 from "./0023-retention-indexes.ts";
 import * as m0024 from "./0024-audit-log.ts";
+import * as m0025 from "./0025-recover-budgets.ts";
 
 export const SQLITE_MIGRATIONS = releasedMigrations({
   "0001-initial-schema": m0001,
@@ -28,4 +29,5 @@ export const SQLITE_MIGRATIONS = releasedMigrations({
   "0017-account-tombstones": m0017,
   "0023-retention-indexes": m0023,
   "0024-audit-log": m0024,
+  "0025-recover-budgets": m0025,
 });
