@@ -1,5 +1,6 @@
 /** Command-line parsing shared by the benchdata commands: flags, env fallbacks, and usage errors. */
 import { parseArgs } from "node:util";
+import { isCalendarTime } from "@benchdata/core";
 
 /** A mistake in how a command was called: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {
@@ -59,8 +60,9 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{
 
 /** A timestamp flag: ISO 8601 with a time zone, or a usage error naming it. */
 export function isoFlag(name: string, value: string): string {
-  if (ISO.test(value) && !Number.isNaN(Date.parse(value))) return value;
-  throw new UsageError(`--${name} must be an ISO 8601 time with a time zone, e.g. 2026-11-01T00:00:00Z, got "${value}"`);
+  // isCalendarTime: Date.parse would take 2026-02-30 as 2 March.
+  if (ISO.test(value) && isCalendarTime(value) && !Number.isNaN(Date.parse(value))) return value;
+  throw new UsageError(`--${name} must be an ISO 8601 time with a time zone that exists, e.g. 2026-11-01T00:00:00Z, got ${JSON.stringify(value)}`);
 }
 
 /** A database URL without its password, for logs. */

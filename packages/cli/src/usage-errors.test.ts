@@ -79,6 +79,8 @@ describe("usage errors exit 2, for every command", () => {
     [["accounts", "list", "--created-before", "2026-11-01"], "--created-before must be an ISO 8601 time"],
     [["accounts", "list", "--limit", "0"], "--limit must be an integer from 1 to 100"],
     [["accounts", "list", "--search", ""], "--search must be 1 to 200 characters"],
+    [["accounts", "list", "--search", "a\u0000b"], "without control characters"],
+    [["accounts", "list", "--created-before", "2026-02-30T00:00:00Z"], "--created-before must be an ISO 8601 time with a time zone that exists"],
     [["accounts", "list", "--all", "--cursor", "x"], "--all starts at the first page"],
     [["accounts", "list", "extra"], 'unexpected argument "extra"'],
     [["accounts", "export"], "the account is required: benchdata accounts export ACC_ID"],

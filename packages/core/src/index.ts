@@ -3,7 +3,7 @@
  * interfaces; no HTTP router or validation library is pulled in by this entry point.
  */
 export type { Clock, ManualClock, RandomSource } from "./clock/clock.ts";
-export { cryptoRandom, isoTime, manualClock, systemClock } from "./clock/clock.ts";
+export { cryptoRandom, isCalendarTime, isoTime, manualClock, systemClock } from "./clock/clock.ts";
 export type { ErrorBody } from "./errors/service-error.ts";
 export { isServiceError, ServiceError } from "./errors/service-error.ts";
 export type { ErrorCode } from "./errors/error-codes.ts";

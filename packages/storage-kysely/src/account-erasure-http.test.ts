@@ -164,6 +164,35 @@ for (const [name, open] of Object.entries(stores)) {
       expect(tomb.deleted_at).toBe(erasedAt);
     });
 
+    it("a control character in the search, an impossible date or a malformed account id is 422 {detail, code, status}, never a store's error", async () => {
+      await newAccount("Searchable Co");
+      const bad: [string, string][] = [
+        ["/accounts?q=a%00b", "q"],
+        ["/accounts?q=%1B%5B31m", "q"],
+        ["/accounts?q=tab%09ed", "q"],
+        ["/accounts?q=%C2%85", "q"],
+        ["/accounts?created_after=2026-02-30T00:00:00Z", "created_after"],
+        ["/accounts?created_before=2026-04-31T12:00:00Z", "created_before"],
+        ["/accounts?created_after=2026-11-01T24:00:00Z", "created_after"],
+        ["/accounts?created_before=2025-02-29T00:00:00Z", "created_before"],
+        ["/accounts/acc_a%00b/export", "account_id"],
+        ["/accounts/acc_%20x", "account_id"],
+        ["/accounts/acc_%E2%80%AEx/export", "account_id"],
+        ["/accounts/not-an-id", "account_id"],
+      ];
+      for (const [path, name] of bad) {
+        for (const method of path.includes("?") || path.endsWith("/export") ? ["GET"] : ["GET", "DELETE"]) {
+          const r = await admin(a, method, path);
+          expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBe(422);
+          expect(r.body).toMatchObject({ code: "validation.invalid_parameter", status: 422 });
+          expect(r.body.detail).toContain(`\`${name}\``);
+        }
+      }
+      // Real dates (a leap day) and well-formed unknown ids are answered as before.
+      expect((await admin(a, "GET", "/accounts?created_after=2028-02-29T23:59:59Z")).status).toBe(200);
+      expect((await admin(a, "GET", "/accounts/acc_missing/export")).status).toBe(404);
+    });
+
     it("a charge not yet made when the account is erased is never made; its invoice stays, failed as account_deleted", async () => {
       const acc = await newAccount("Unpaid Co");
       expect((await admin(a, "PATCH", `/accounts/${acc.id}`, { limits: { monthly_quota: 2 }, billing: { customer_ref: "cus_x", payment_method_ref: "pm_x" } })).status).toBe(200);

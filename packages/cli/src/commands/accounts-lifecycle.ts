@@ -66,7 +66,9 @@ export async function accountsList(argv: string[], help: () => number): Promise<
   if (values["created-after"] !== undefined) query.set("created_after", isoFlag("created-after", values["created-after"]));
   if (values["created-before"] !== undefined) query.set("created_before", isoFlag("created-before", values["created-before"]));
   if (values.search !== undefined) {
-    if (values.search === "" || values.search.length > 200) throw new UsageError("--search must be 1 to 200 characters");
+    if (values.search === "" || values.search.length > 200 || /[\u0000-\u001f\u007f-\u009f]/.test(values.search)) {
+      throw new UsageError("--search must be 1 to 200 characters, without control characters");
+    }
     query.set("q", values.search);
   }
   query.set("limit", String(intFlag("limit", values.limit, 50, 1, 100)));

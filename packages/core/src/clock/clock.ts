@@ -43,6 +43,21 @@ export function manualClock(start: number): ManualClock {
   };
 }
 
+const ISO_FIELDS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?/;
+
+/**
+ * Whether an ISO 8601 timestamp names a time that exists: a day the month has (no 2026-02-30, which
+ * `Date.parse` would silently move to 2 March), hours 0-23, minutes and seconds 0-59. Checks the fields only;
+ * the form itself is the caller's schema's.
+ */
+export function isCalendarTime(text: string): boolean {
+  const m = ISO_FIELDS.exec(text);
+  if (m === null) return false;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? "0"].map(Number) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return false;
+  return day >= 1 && new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
+}
+
 /** ISO 8601 UTC with milliseconds and `Z`, the contract's timestamp form. */
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();

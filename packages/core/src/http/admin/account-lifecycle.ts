@@ -3,7 +3,7 @@
  * a single JSON document, and erase one (docs/operations.md, "Erasing an account").
  */
 import * as v from "valibot";
-import { isoTime } from "../../clock/clock.ts";
+import { isCalendarTime, isoTime } from "../../clock/clock.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { EVENT_TYPES } from "../../events/events.ts";
 import { TIERS } from "../../scopes/scopes.ts";
@@ -35,7 +35,12 @@ function decodeCursor(text: string): RecordPosition | null {
 }
 
 const isoParam = (description: string) =>
-  param(v.pipe(v.string(), v.isoTimestamp(), v.description(description)), { expect: "must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-01T00:00:00Z" });
+  param(v.pipe(v.string(), v.isoTimestamp(), v.check(isCalendarTime), v.description(description)), {
+    expect: "must be an ISO 8601 timestamp with a time zone that names a real time, e.g. 2026-11-01T00:00:00Z",
+  });
+
+/** Control characters (C0, DEL, C1): never in a name worth searching for, and PostgreSQL refuses NUL in text. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 const ListQuery = v.object({
   limit: v.optional(integerParam(1, 100, "How many accounts per page (default 50)."), "50"),
@@ -53,9 +58,16 @@ const ListQuery = v.object({
   created_after: v.optional(isoParam("Only accounts created at or after this time (ISO 8601).")),
   created_before: v.optional(isoParam("Only accounts created strictly before this time (ISO 8601).")),
   q: v.optional(
-    param(v.pipe(v.string(), v.minLength(1), v.maxLength(200), v.description("Only accounts whose name contains this text, case-insensitively.")), {
-      expect: "must be 1 to 200 characters",
-    }),
+    param(
+      v.pipe(
+        v.string(),
+        v.minLength(1),
+        v.maxLength(200),
+        v.check((q) => !CONTROL.test(q)),
+        v.description("Only accounts whose name contains this text, case-insensitively (no control characters)."),
+      ),
+      { expect: "must be 1 to 200 characters, without control characters" },
+    ),
   ),
 });
 

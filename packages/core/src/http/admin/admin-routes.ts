@@ -7,7 +7,7 @@
 import { ServiceError } from "../../errors/service-error.ts";
 import { timingSafeEqual } from "../../keys/constant-time.ts";
 import type { AppContext, ClientInfo } from "../app-options.ts";
-import { parseQuery } from "../query.ts";
+import { parseQuery, quote } from "../query.ts";
 import { readBody, readOptionalBody } from "../read-json-body.ts";
 import { asServiceError, errorResponse, replyResponse } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";
@@ -24,6 +24,9 @@ import { adminAuthThrottle, refuseWrongToken } from "./auth-throttle.ts";
 
 /** The admin API's base path. */
 export const ADMIN_BASE = "/api/v1/admin";
+
+/** What an account id can look like (ids are `acc_` and a ULID; shorter ones are well-formed, and simply unknown). */
+const ACCOUNT_ID_FORM = /^acc_[0-9A-Za-z]{1,64}$/;
 
 const INVALID_TOKEN = new ServiceError(401, "admin.invalid_token", "Missing or wrong admin token.");
 
@@ -58,6 +61,11 @@ export function adminRoutes(app: AppContext, throttle: AdminAuthThrottle = admin
         const given = bearerToken(request.headers.get("authorization"));
         // The token is compared first, in constant time: a correct one is admitted even from a throttled address.
         if (token === null || given === null || !timingSafeEqual(given, token)) throw refuseWrongToken(throttle, clientAddressOf(request, client, trustProxy), "admin", INVALID_TOKEN);
+        // A malformed account id (a control character, a space, anything an id never holds) is the caller's mistake,
+        // answered before any store sees it (PostgreSQL would refuse a NUL as an error of its own).
+        if (params.account_id !== undefined && !ACCOUNT_ID_FORM.test(params.account_id)) {
+          throw new ServiceError(422, "validation.invalid_parameter", `\`account_id\` must be an account id (\`acc_\` and letters or digits); got ${quote(params.account_id)}.`);
+        }
         const query = o.query ? parseQuery(o.query, search) : undefined;
         const body = o.body ? await (o.bodyOptional === true ? readOptionalBody : readBody)(request, o.body) : undefined;
         const reply = await o.handle(app, params, body, app.clock.now(), request, query);
