@@ -12,14 +12,15 @@ import { silentLogger } from "../log/logger.ts";
 import { faultLog } from "../log/fault-log.ts";
 import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
 import { serviceMetrics } from "../metrics/service-metrics.ts";
-import type { ChargeOutcome, ClaimedCharge, Storage } from "../storage/types.ts";
+import type { BillingStore, ChargeOutcome, ClaimedCharge } from "../storage/types.ts";
 import type { WorkerLoop } from "../webhooks/worker-loop.ts";
 import { workerLoop } from "../webhooks/worker-loop.ts";
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from "./payment-processor.ts";
 
 /** The capabilities and settings of a billing worker. */
 export interface BillingWorkerOptions {
-  readonly storage: Storage;
+  /** Charges: the worker claims and settles them, nothing else. */
+  readonly storage: BillingStore;
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly processor: PaymentProcessor;

@@ -12,12 +12,13 @@ import { silentLogger } from "../log/logger.ts";
 import { faultCause, faultMessage } from "../log/fault-log.ts";
 import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
 import { serviceMetrics } from "../metrics/service-metrics.ts";
-import type { PruneCursor, PrunedTable, PruneTarget, Storage } from "../storage/types.ts";
+import type { PruneCursor, PrunedTable, PruneTarget, RetentionStore } from "../storage/types.ts";
 import { PRUNE_ORDER, retentionCutoffs } from "./retention-cutoffs.ts";
 
 /** The capabilities and settings of a pruning worker. */
 export interface PruneWorkerOptions {
-  readonly storage: Storage;
+  /** Retention only: the worker prunes in batches, nothing else. */
+  readonly storage: RetentionStore;
   readonly clock: Clock;
   /** Its `retention` settings say what is kept. */
   readonly config: ServiceConfig;

@@ -489,8 +489,12 @@ export interface Audited {
   readonly audit?: AuditDraft | undefined;
 }
 
-/** The storage contract. */
-export interface Storage {
+// The storage contract in facets: each caller declares the slice it uses (a worker its options' `storage`, a
+// route file its `…Storage` type), and `Storage` is all of them, which every store implements. The MUST rules
+// on each method hold whichever facet a caller sees it through.
+
+/** Opening and closing a store, and its health. */
+export interface StorageLifecycle {
   /** Creates or upgrades the schema; safe when several instances run it at once. */
   migrate(): Promise<void>;
   /** Releases connections. */
@@ -499,8 +503,10 @@ export interface Storage {
   ping?(): Promise<void>;
   /** Operational gauges (outbox depth, pool use) for metrics. Optional. */
   gauges?(): Promise<StorageGauges>;
+}
 
-  // Accounts and console sessions.
+/** Accounts: create, read, change, suspend. */
+export interface AccountStore {
   /** Stores a new account (with `audit`, its entry in the same transaction). */
   createAccount(account: AccountRecord, audit?: AuditDraft): Promise<void>;
   /** The account, or null when there is none; a deleted account's tombstone reads as null. */
@@ -533,6 +539,10 @@ export interface Storage {
     now: number;
     eventId: string;
   }): Promise<{ account: AccountRecord; changed: boolean } | null>;
+}
+
+/** Console sessions and one-time sign-in links. */
+export interface SessionStore {
   /**
    * Stores a console session under its token's hash; every session expires (`expiresAt`). False (nothing stored)
    * when the account does not exist or was erased, decided in the same atomic step as the insert (an erasure
@@ -555,10 +565,10 @@ export interface Storage {
    * The audit draft's null `accountId` is filled with the redeemed account.
    */
   redeemSignInLink(input: Audited & { linkHash: string; now: number; session: { tokenHash: string; createdAt: number; expiresAt: number } }): Promise<string | null>;
-  /** Admitted requests per UTC day (days since the epoch) from `fromDay` through today, oldest first; days without requests are left out. */
-  dailyUsage(accountId: string, fromDay: number, now: number): Promise<{ day: number; count: number }[]>;
+}
 
-  // API keys. Each change writes its event (built by `event`) in the same transaction.
+/** API keys. Each change writes its event in the same transaction. */
+export interface KeyStore {
   /**
    * Stores a new key under its hash unless the account already has `maxKeys` keys that are not revoked; writes
    * `key.created`. `deleted` (nothing stored) when the account was erased, decided in the same atomic step, so a
@@ -577,8 +587,10 @@ export interface Storage {
   rotateKey(input: Audited & { accountId: string; keyId: string; newHash: string; newPrefix: string; now: number; eventId: string; scopes?: readonly Scope[] }): Promise<ApiKeyRecord | null>;
   /** Revokes a key for good; writes `key.revoked` (only on the first revocation). Null when no such key. */
   revokeKey(input: Audited & { accountId: string; keyId: string; now: number; eventId: string }): Promise<ApiKeyRecord | null>;
+}
 
-  // The hot path.
+/** The hot path: admitting data requests against the key's window, the account's day and its quota. */
+export interface AdmissionStore {
   /**
    * Admits one data request or refuses it: the key's sliding window, the account's UTC-day counter and, for
    * live keys, the period's quota (`quotaRequest` of core), all decided and applied in ONE atomic operation
@@ -591,10 +603,18 @@ export interface Storage {
    * the `X-RateLimit-*` headers of requests refused before admission (inactive key, scope…). Read-only.
    */
   peekLimits(input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number; environment?: "live" | "test" }): Promise<{ now: number; minute: WindowInfo; day: WindowInfo }>;
+}
+
+/** What the admissions counted, as the console shows it. */
+export interface UsageStore {
+  /** Admitted requests per UTC day (days since the epoch) from `fromDay` through today, oldest first; days without requests are left out. */
+  dailyUsage(accountId: string, fromDay: number, now: number): Promise<{ day: number; count: number }[]>;
   /** The usage summary: today's admitted requests, the period's counted calls and allowance, active keys. */
   usage(accountId: string, now: number, anchorDay: number, baseQuota: number, blockSize: number): Promise<UsageSnapshot>;
+}
 
-  // Webhooks and the outbox.
+/** Webhook endpoints and their signing secrets. */
+export interface WebhookStore {
   /** Stores a webhook unless the account already has `maxWebhooks`; `deleted` (nothing stored) when the account was erased, as for `createKey`. */
   createWebhook(webhook: WebhookRecord, maxWebhooks: number, audit?: AuditDraft): Promise<"created" | "limit" | "deleted">;
   listWebhooks(accountId: string): Promise<WebhookRecord[]>;
@@ -614,6 +634,12 @@ export interface Storage {
   rotateWebhookSecret(input: Audited & { accountId: string; webhookId: string; secret: string; previousUntil: number }): Promise<WebhookRecord | null>;
   /** Deletes a webhook; its pending deliveries stop (become dead). False when no such webhook. */
   deleteWebhook(accountId: string, webhookId: string, audit?: AuditDraft): Promise<boolean>;
+  /** Makes a disabled webhook active again (failure history cleared); null when no such webhook of the account. */
+  enableWebhook(accountId: string, webhookId: string, audit?: AuditDraft): Promise<WebhookRecord | null>;
+}
+
+/** The outbox: events, their deliveries to webhooks, and the delivery worker's claims. */
+export interface OutboxStore {
   /** Writes an event and its deliveries in one transaction (for events not tied to another change). */
   emitEvent(event: EventDraft, now: number): Promise<void>;
   /**
@@ -647,8 +673,6 @@ export interface Storage {
      */
     health?: WebhookHealthPolicy;
   }): Promise<boolean>;
-  /** Makes a disabled webhook active again (failure history cleared); null when no such webhook of the account. */
-  enableWebhook(accountId: string, webhookId: string, audit?: AuditDraft): Promise<WebhookRecord | null>;
   /** An account's deliveries to one webhook, newest first, each with its attempts. */
   listDeliveries(accountId: string, webhookId: string, limit: number): Promise<DeliveryRecord[]>;
   /** Makes a delivery (dead ones included) due again at `now`; null when no such delivery of the account. */
@@ -664,8 +688,10 @@ export interface Storage {
    * changed, no budget spent) for a disabled webhook; null when no such webhook of the account.
    */
   recoverDeliveries(input: Audited & { accountId: string; webhookId: string; since: number; now: number; policy: RecoverPolicy }): Promise<RecoverOutcome | "disabled" | null>;
+}
 
-  // Billing.
+/** Charges and invoices: the billing worker's claims and settlements, and the console's retry. */
+export interface BillingStore {
   /** Claims pending invoices (charges not yet sent or whose lease ran out) under a lease; a suspended account's wait. */
   claimCharges(input: { now: number; leaseMs: number; limit: number }): Promise<ClaimedCharge[]>;
   /**
@@ -700,8 +726,10 @@ export interface Storage {
   releaseChargeHold(input: Audited & { accountId: string; now: number; anchorDay: number }): Promise<boolean>;
   /** Every invoice of the account, newest first. */
   listInvoices(accountId: string): Promise<InvoiceRecord[]>;
+}
 
-  // Merchant snapshots, per account and environment; (account, environment, merchant, period) holds at most one.
+/** Merchant snapshots, per account and environment; (account, environment, merchant, period) holds at most one. */
+export interface SnapshotStore {
   /**
    * Stores a snapshot, replacing (deleting) the one of the same account, environment, merchant and period if
    * there is one, in ONE atomic operation (MUST hold across processes: concurrent saves of one period leave
@@ -716,8 +744,10 @@ export interface Storage {
   merchantSnapshots(accountId: string, environment: Environment, merchantId: string): Promise<SnapshotRecord[]>;
   /** One snapshot by id, or null when it does not exist in that account and environment. */
   getSnapshot(accountId: string, environment: Environment, snapshotId: string): Promise<SnapshotRecord | null>;
+}
 
-  // Whole accounts: the operator finds, exports and erases them.
+/** Whole accounts: the operator finds, exports and erases them. */
+export interface AccountLifecycleStore {
   /** One page of accounts matching `query`, in ascending (`createdAt`, `id`) order, at most `query.limit`. */
   listAccounts(query: AccountListQuery): Promise<AccountRecord[]>;
   /**
@@ -754,16 +784,20 @@ export interface Storage {
   accountEvents(accountId: string, page: RecordPage): Promise<EventRecord[]>;
   /** One page of the account's merchant snapshots, both environments. */
   accountSnapshots(accountId: string, page: RecordPage): Promise<SnapshotRecord[]>;
+}
 
-  // The audit log (docs/audit.md): appended by the audited methods above, never pruned.
+/** The audit log (docs/audit.md): appended by the audited methods of the other facets, never pruned. */
+export interface AuditStore {
   /** Appends one entry on its own (for audited actions that change nothing else, such as an export). */
   appendAudit(draft: AuditDraft): Promise<AuditEntry>;
   /** One page of entries matching `query`. */
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
   /** The chain's head as recorded: the last entry's position and hash. */
   auditHead(): Promise<AuditHead>;
+}
 
-  // Retention.
+/** Retention: pruning what is no longer kept, in bounded batches. */
+export interface RetentionStore {
   /**
    * Deletes one batch of what retention no longer keeps, in ONE short transaction (one statement on PostgreSQL):
    * it MUST examine at most `limit` rows of `target`, the oldest after `after` in the target's order, by an index
@@ -782,8 +816,10 @@ export interface Storage {
    * process holds locked may be skipped, for a later run).
    */
   prune(input: PruneInput): Promise<PruneResult>;
+}
 
-  // Benchmark data (live).
+/** Benchmark data (live): the imported cells. */
+export interface CellStore {
   /** The imported live data, prepared per cell. */
   readonly benchmarks: BenchmarkSource;
   /**
@@ -793,3 +829,20 @@ export interface Storage {
    */
   replaceCells(cells: readonly PreparedCell[], replace: readonly { category: Category; period: string }[]): Promise<{ category: Category; period: string }[]>;
 }
+
+/** The storage contract: every facet, as one store implements them. */
+export interface Storage
+  extends StorageLifecycle,
+    AccountStore,
+    SessionStore,
+    KeyStore,
+    AdmissionStore,
+    UsageStore,
+    WebhookStore,
+    OutboxStore,
+    BillingStore,
+    SnapshotStore,
+    AccountLifecycleStore,
+    AuditStore,
+    RetentionStore,
+    CellStore {}

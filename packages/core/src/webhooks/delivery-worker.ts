@@ -10,7 +10,7 @@ import { silentLogger } from "../log/logger.ts";
 import { faultLog } from "../log/fault-log.ts";
 import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
 import { serviceMetrics } from "../metrics/service-metrics.ts";
-import type { ClaimedDelivery, Storage } from "../storage/types.ts";
+import type { ClaimedDelivery, OutboxStore } from "../storage/types.ts";
 import type { AttemptContext } from "./attempt-webhook.ts";
 import { attemptWebhook } from "./attempt-webhook.ts";
 import type { ResolveHost } from "./check-webhook-url.ts";
@@ -26,7 +26,8 @@ import { workerLoop } from "./worker-loop.ts";
 
 /** The capabilities and settings of a delivery worker. */
 export interface DeliveryWorkerOptions {
-  readonly storage: Storage;
+  /** The outbox: the worker claims deliveries and records their attempts, nothing else. */
+  readonly storage: OutboxStore;
   readonly clock: Clock;
   /** For the ids of `webhook.disabled` events (default Web Crypto); the schedule has no jitter. */
   readonly random?: RandomSource;

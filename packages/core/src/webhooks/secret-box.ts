@@ -12,7 +12,7 @@
 import { ulid } from "ulid";
 import type { Clock, RandomSource } from "../clock/clock.ts";
 import { fromBase64, toBase64 } from "../signing/signature.ts";
-import type { Storage } from "../storage/types.ts";
+import type { WebhookStore } from "../storage/types.ts";
 
 /** Seals and opens webhook signing secrets. */
 export interface SecretBox {
@@ -202,7 +202,7 @@ export interface SecretCheck {
  * Opens every sealed webhook secret, the current key's included: a key file replaced by another key under
  * the same id is found here, not at the first delivery. `box` null means no key at all (every sealed value fails).
  */
-export async function checkWebhookSecrets(storage: Pick<Storage, "listWebhookSecrets">, box: SecretBox | null): Promise<SecretCheck> {
+export async function checkWebhookSecrets(storage: Pick<WebhookStore, "listWebhookSecrets">, box: SecretBox | null): Promise<SecretCheck> {
   let sealed = 0;
   const failed: UnopenedSecret[] = [];
   for (const row of await storage.listWebhookSecrets()) {
@@ -244,7 +244,7 @@ export interface ResealReport {
 }
 
 /** The storage a re-seal needs. */
-export type ResealStorage = Pick<Storage, "listWebhookSecrets" | "replaceWebhookSecret">;
+export type ResealStorage = Pick<WebhookStore, "listWebhookSecrets" | "replaceWebhookSecret">;
 
 /**
  * Re-seals webhook secrets under the box's current key: every one not already under it, or with

@@ -7,7 +7,7 @@ import { serializeEvent } from "../events/events.ts";
 import { newId } from "../ids/new-id.ts";
 import type { Logger } from "../log/logger.ts";
 import { silentLogger } from "../log/logger.ts";
-import type { Storage } from "../storage/types.ts";
+import type { AccountStore, UsageStore, WebhookStore } from "../storage/types.ts";
 import { attemptWebhook } from "./attempt-webhook.ts";
 import type { ResolveHost } from "./check-webhook-url.ts";
 import type { WebhookTransport } from "./webhook-transport.ts";
@@ -16,7 +16,8 @@ import { plaintextSecretBox, previousSecretAt } from "./secret-box.ts";
 
 /** What sending a test event needs. */
 export interface TestEventDeps {
-  readonly storage: Storage;
+  /** Reads the account, its webhooks and its usage (for the sample event's figures); writes nothing. */
+  readonly storage: AccountStore & WebhookStore & UsageStore;
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly transport: WebhookTransport;

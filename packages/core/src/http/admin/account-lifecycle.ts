@@ -7,7 +7,7 @@ import { isCalendarTime, isoTime } from "../../clock/clock.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { EVENT_TYPES } from "../../events/events.ts";
 import { TIERS } from "../../scopes/scopes.ts";
-import type { AccountListQuery, AccountRecord, RecordPage, RecordPosition } from "../../storage/types.ts";
+import type { AccountLifecycleStore, AccountListQuery, AccountRecord, AccountStore, BillingStore, KeyStore, RecordPage, RecordPosition, WebhookStore } from "../../storage/types.ts";
 import type { AppContext } from "../app-options.ts";
 import { integerParam } from "../data/query-params.ts";
 import { SnapshotSchema, snapshotView } from "../data/merchant-views.ts";
@@ -16,6 +16,9 @@ import { param, quote } from "../query.ts";
 import { ok } from "../reply.ts";
 import { accountNotFound, AccountSchema, accountView } from "./account-view.ts";
 import { ACCOUNT_ID, op } from "./admin-op.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): AccountStore & KeyStore & WebhookStore & BillingStore & AccountLifecycleStore => app.storage;
 
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -110,7 +113,7 @@ export const listAccounts = op({
       ...(query.cursor !== undefined ? { after: decodeCursor(query.cursor)! } : {}),
     };
     // One more than the page: whether it exists is `has_more`.
-    const rows = await app.storage.listAccounts(filter);
+    const rows = await store(app).listAccounts(filter);
     const page = rows.slice(0, query.limit);
     const hasMore = rows.length > query.limit;
     return ok({ data: page.map((a) => accountView(app, a)), has_more: hasMore, next_cursor: hasMore ? encodeCursor(page[page.length - 1]!) : null });
@@ -184,7 +187,7 @@ async function* jsonArray<R extends RecordPosition>(name: string, read: (page: R
  * events, snapshots) are read a page at a time as the body is consumed, so memory stays bounded.
  */
 async function exportPieces(app: AppContext, account: AccountRecord, now: number): Promise<AsyncGenerator<string>> {
-  const storage = app.storage;
+  const storage = store(app);
   const id = account.id;
   const [keys, sessions, webhooks, invoices, usage] = await Promise.all([storage.listKeys(id), storage.accountSessions(id), storage.listWebhooks(id), storage.listInvoices(id), storage.accountUsage(id)]);
   const head = {
@@ -260,7 +263,7 @@ export const exportAccount = op({
   },
   async handle(app, params, _body, now) {
     const id = params.account_id as string;
-    const account = await app.storage.getAccount(id);
+    const account = await store(app).getAccount(id);
     if (account === null) throw accountNotFound(id);
     const pieces = await exportPieces(app, account, now);
     return { status: 200, stream: pulled(app, id, pieces), headers: { "content-disposition": `attachment; filename="${id}.json"` } };
@@ -294,14 +297,14 @@ export const deleteAccount = op({
   },
   async handle(app, params, _body, now) {
     const id = params.account_id as string;
-    const r = await app.storage.deleteAccount({ accountId: id, now });
+    const r = await store(app).deleteAccount({ accountId: id, now });
     if (r === null) throw accountNotFound(id);
     if (r.erased) app.logger.warn("account erased by the operator: its keys and sessions stopped at once", { account_id: id });
     // The history left behind, a short transaction at a time (never one long hold of SQLite's write lock).
     let purged = 0;
     let reported = app.clock.now();
     for (;;) {
-      const n = await app.storage.purgeAccount({ accountId: id, limit: PURGE_BATCH });
+      const n = await store(app).purgeAccount({ accountId: id, limit: PURGE_BATCH });
       if (n === 0) break;
       purged += n;
       if (app.clock.now() - reported >= PURGE_PROGRESS_MS) {

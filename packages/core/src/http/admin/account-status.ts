@@ -5,6 +5,11 @@ import { newId } from "../../ids/new-id.ts";
 import { ok } from "../reply.ts";
 import { accountNotFound, AccountSchema, accountView } from "./account-view.ts";
 import { ACCOUNT_ID, op } from "./admin-op.ts";
+import type { AccountStore } from "../../storage/types.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): AccountStore => app.storage;
 
 const SuspendBody = v.strictObject({
   reason: v.optional(
@@ -40,7 +45,7 @@ export const suspendAccount = op({
   async handle(app, params, body, now) {
     const id = params.account_id as string;
     const eventId = newId("evt", app.clock, app.idRandom);
-    const r = await app.storage.setAccountStatus({ accountId: id, status: "suspended", reason: body.reason ?? null, now, eventId });
+    const r = await store(app).setAccountStatus({ accountId: id, status: "suspended", reason: body.reason ?? null, now, eventId });
     if (r === null) throw accountNotFound(id);
     if (r.changed) {
       // The operator's copy of account.suspended (the account's own webhooks get it once it is resumed).
@@ -73,8 +78,8 @@ export const resumeAccount = op({
   async handle(app, params, _body, now) {
     const id = params.account_id as string;
     const eventId = newId("evt", app.clock, app.idRandom);
-    const before = await app.storage.getAccount(id);
-    const r = await app.storage.setAccountStatus({ accountId: id, status: "active", now, eventId });
+    const before = await store(app).getAccount(id);
+    const r = await store(app).setAccountStatus({ accountId: id, status: "active", now, eventId });
     if (r === null) throw accountNotFound(id);
     if (r.changed) {
       app.logger.info("account resumed by the operator", { account_id: id, suspended_at: before?.suspendedAt != null ? isoTime(before.suspendedAt) : null, event_id: eventId });

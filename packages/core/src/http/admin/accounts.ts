@@ -5,7 +5,7 @@ import { LIMIT_BOUNDS } from "../../config/limit-bounds.ts";
 import { newId } from "../../ids/new-id.ts";
 import { parseCidr } from "../../net/cidr.ts";
 import { SCOPES, tierPermits, TIERS } from "../../scopes/scopes.ts";
-import type { AccountRecord, TierLimits } from "../../storage/types.ts";
+import type { AccountRecord, AccountStore, TierLimits } from "../../storage/types.ts";
 import type { AppContext } from "../app-options.ts";
 import { Timestamp } from "../data/doc-schemas.ts";
 import type { Reply } from "../reply.ts";
@@ -13,6 +13,9 @@ import { ok } from "../reply.ts";
 import { accountNotFound, AccountSchema, accountView } from "./account-view.ts";
 import { ACCOUNT_ID, op } from "./admin-op.ts";
 import { issueSession } from "./sessions.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): AccountStore => app.storage;
 
 const CreateAccountBody = v.strictObject({
   name: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200, "must be at most 200 characters")),
@@ -73,7 +76,7 @@ export const createAccount = op({
   },
   async handle(app, _params, body, now) {
     const account: AccountRecord = { id: newId("acc", app.clock, app.idRandom), name: body.name, tier: body.tier, createdAt: now, limits: {}, allowedCidrs: [], billing: {} };
-    await app.storage.createAccount(account);
+    await store(app).createAccount(account);
     const s = await issueSession(app, account.id, now);
     return {
       status: 201,
@@ -89,7 +92,7 @@ export const getAccount = op({
   doc: { operationId: "adminGetAccount", summary: "Show an account", pathParams: ACCOUNT_ID, success: { status: 200, description: "The account.", schema: AccountSchema }, errors: [404] },
   async handle(app, params) {
     const id = params.account_id as string;
-    const a = await app.storage.getAccount(id);
+    const a = await store(app).getAccount(id);
     if (a === null) throw accountNotFound(id);
     return ok(accountView(app, a));
   },
@@ -97,7 +100,7 @@ export const getAccount = op({
 
 async function updateAccount(app: AppContext, params: Readonly<Record<string, string>>, body: v.InferOutput<typeof UpdateAccountBody>): Promise<Reply> {
   const id = params.account_id as string;
-  const current = await app.storage.getAccount(id);
+  const current = await store(app).getAccount(id);
   if (current === null) throw accountNotFound(id);
   const patch: { -readonly [K in keyof Parameters<AppContext["storage"]["updateAccount"]>[1]]: Parameters<AppContext["storage"]["updateAccount"]>[1][K] } = {};
   if (body.tier !== undefined) {
@@ -125,7 +128,7 @@ async function updateAccount(app: AppContext, params: Readonly<Record<string, st
     else if (body.billing.payment_method_ref !== undefined) billing.paymentMethodRef = body.billing.payment_method_ref;
     patch.billing = billing;
   }
-  const updated = await app.storage.updateAccount(id, patch);
+  const updated = await store(app).updateAccount(id, patch);
   if (updated === null) throw accountNotFound(id);
   return ok(accountView(app, updated));
 }

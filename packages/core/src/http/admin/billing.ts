@@ -3,6 +3,11 @@ import * as v from "valibot";
 import { ok } from "../reply.ts";
 import { accountNotFound } from "./account-view.ts";
 import { ACCOUNT_ID, op } from "./admin-op.ts";
+import type { AccountStore, BillingStore } from "../../storage/types.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): AccountStore & BillingStore => app.storage;
 
 /** POST /accounts/{account_id}/billing/release: lifts the hold on automatic charges for the period. */
 export const releaseHold = op({
@@ -21,8 +26,8 @@ export const releaseHold = op({
   },
   async handle(app, params, _body, now) {
     const id = params.account_id as string;
-    if ((await app.storage.getAccount(id)) === null) throw accountNotFound(id);
-    const released = await app.storage.releaseChargeHold({ accountId: id, now, anchorDay: app.config.billing.anchorDay });
+    if ((await store(app).getAccount(id)) === null) throw accountNotFound(id);
+    const released = await store(app).releaseChargeHold({ accountId: id, now, anchorDay: app.config.billing.anchorDay });
     if (released) app.logger.info("automatic charges released by the operator", { account_id: id });
     return ok({ account_id: id, released });
   },

@@ -7,13 +7,17 @@ import { Timestamp } from "../data/doc-schemas.ts";
 import { ok } from "../reply.ts";
 import { accountNotFound } from "./account-view.ts";
 import { ACCOUNT_ID, op } from "./admin-op.ts";
+import type { AccountStore, SessionStore } from "../../storage/types.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): AccountStore & SessionStore => app.storage;
 
 /** A new console session for the account, expiring after `sessions.ttlDays`: the raw token (shown once) and its expiry. */
 export async function issueSession(app: AppContext, accountId: string, now: number): Promise<{ token: string; expiresAt: number }> {
   const session = generateSessionToken(app.random);
   const expiresAt = now + sessionLifetimeMs(app.config.sessions.ttlDays);
   // Refused by the store when the account was erased meanwhile, even by another instance a moment ago.
-  if (!(await app.storage.createSession({ tokenHash: session.hash, accountId, createdAt: now, expiresAt }))) throw accountNotFound(accountId);
+  if (!(await store(app).createSession({ tokenHash: session.hash, accountId, createdAt: now, expiresAt }))) throw accountNotFound(accountId);
   return { token: session.raw, expiresAt };
 }
 
@@ -36,7 +40,7 @@ export const createSession = op({
   },
   async handle(app, params, _body, now) {
     const id = params.account_id as string;
-    if ((await app.storage.getAccount(id)) === null) throw accountNotFound(id);
+    if ((await store(app).getAccount(id)) === null) throw accountNotFound(id);
     const s = await issueSession(app, id, now);
     return { status: 201, body: { account_id: id, session_token: s.token, expires_at: isoTime(s.expiresAt) } };
   },
@@ -56,8 +60,8 @@ export const revokeSessions = op({
   },
   async handle(app, params) {
     const id = params.account_id as string;
-    if ((await app.storage.getAccount(id)) === null) throw accountNotFound(id);
-    return ok({ account_id: id, revoked_sessions: await app.storage.deleteSessions(id) });
+    if ((await store(app).getAccount(id)) === null) throw accountNotFound(id);
+    return ok({ account_id: id, revoked_sessions: await store(app).deleteSessions(id) });
   },
 });
 
@@ -80,10 +84,10 @@ export const createSignInLink = op({
   },
   async handle(app, params, _body, now, request) {
     const id = params.account_id as string;
-    if ((await app.storage.getAccount(id)) === null) throw accountNotFound(id);
+    if ((await store(app).getAccount(id)) === null) throw accountNotFound(id);
     const link = generateSignInToken(app.random);
     const expiresAt = now + app.config.sessions.signInLinkMinutes * 60_000;
-    if (!(await app.storage.createSignInLink({ tokenHash: link.hash, accountId: id, createdAt: now, expiresAt }))) throw accountNotFound(id);
+    if (!(await store(app).createSignInLink({ tokenHash: link.hash, accountId: id, createdAt: now, expiresAt }))) throw accountNotFound(id);
     const path = signInPath(link.raw);
     return { status: 201, body: { account_id: id, sign_in_url: new URL(request.url).origin + path, sign_in_path: path, expires_at: isoTime(expiresAt) } };
   },

@@ -5,6 +5,11 @@ import { newId } from "../../ids/new-id.ts";
 import { ok } from "../reply.ts";
 import { accountOf, defineConsoleRoute } from "./define-console-route.ts";
 import { InvoiceSchema, invoiceView, listOf } from "./views.ts";
+import type { BillingStore } from "../../storage/types.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): BillingStore => app.storage;
 
 /** GET /invoices. */
 export const listInvoices = defineConsoleRoute({
@@ -16,7 +21,7 @@ export const listInvoices = defineConsoleRoute({
   success: { status: 200, description: "The invoices.", schema: listOf(InvoiceSchema) },
   errors: [],
   async handle({ app, accountId }) {
-    return ok({ data: (await app.storage.listInvoices(accountId)).map(invoiceView) });
+    return ok({ data: (await store(app).listInvoices(accountId)).map(invoiceView) });
   },
 });
 
@@ -39,7 +44,7 @@ export const retryBilling = defineConsoleRoute({
     const { app, now } = call;
     const account = await accountOf(call);
     const limits = effectiveLimits(app.config, account.tier, account.limits);
-    const invoice = await app.storage.requestCharge({
+    const invoice = await store(app).requestCharge({
       accountId: account.id,
       now,
       anchorDay: app.config.billing.anchorDay,

@@ -5,7 +5,7 @@ import type { SecretHasher } from "../../keys/api-key.ts";
 import { hashSecret } from "../../keys/api-key.ts";
 import { isSessionToken } from "../../keys/session-token.ts";
 import { isServiceError } from "../../errors/service-error.ts";
-import type { AccountRecord, Storage } from "../../storage/types.ts";
+import type { AccountRecord, AccountStore, SessionStore } from "../../storage/types.ts";
 import type { Clock } from "../../clock/clock.ts";
 import type { AppContext, ClientInfo, ConsoleAuth } from "../app-options.ts";
 import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
@@ -91,7 +91,7 @@ export function defineConsoleRoute<B extends v.GenericSchema | undefined = undef
  * valid session from outside the account's IP allow-list is refused (`checkConsoleAddress`; `trustProxy` as
  * for data requests).
  */
-export function sessionTokenAuth(storage: Storage, clock: Clock, hash: SecretHasher = hashSecret, options: { readonly trustProxy?: boolean } = {}): ConsoleAuth {
+export function sessionTokenAuth(storage: SessionStore & AccountStore, clock: Clock, hash: SecretHasher = hashSecret, options: { readonly trustProxy?: boolean } = {}): ConsoleAuth {
   const trustProxy = options.trustProxy === true;
   return async (request, client) => {
     const presented = presentedSession(request);

@@ -5,10 +5,14 @@ import { newId } from "../../ids/new-id.ts";
 import { generateApiKey } from "../../keys/api-key.ts";
 import type { Scope } from "../../scopes/scopes.ts";
 import { SCOPE_MIN_TIER, SCOPES, scopesBeyondTier, tierPermits } from "../../scopes/scopes.ts";
-import type { ApiKeyRecord } from "../../storage/types.ts";
+import type { ApiKeyRecord, KeyStore } from "../../storage/types.ts";
 import { ok } from "../reply.ts";
 import { accountOf, defineConsoleRoute, INVALID_SESSION, notFound } from "./define-console-route.ts";
 import { KeySchema, KeyWithSecretSchema, keyView, listOf } from "./views.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): KeyStore => app.storage;
 
 const KEY_ID = { key_id: "The key's identifier (`key_…`)." };
 
@@ -55,7 +59,7 @@ export const createKey = defineConsoleRoute({
       rotatedAt: null,
       revokedAt: null,
     };
-    const outcome = await app.storage.createKey({ key, hash: generated.hash, maxKeys: app.config.keys.maxPerAccount, eventId: newId("evt", app.clock, app.idRandom) });
+    const outcome = await store(app).createKey({ key, hash: generated.hash, maxKeys: app.config.keys.maxPerAccount, eventId: newId("evt", app.clock, app.idRandom) });
     // Erased while this request was on its way: the account no longer exists, nor does this session.
     if (outcome === "deleted") throw INVALID_SESSION;
     if (outcome === "limit") {
@@ -76,7 +80,7 @@ export const listKeys = defineConsoleRoute({
   success: { status: 200, description: "The keys.", schema: listOf(KeySchema) },
   errors: [],
   async handle({ app, accountId, now }) {
-    const keys = await app.storage.listKeys(accountId);
+    const keys = await store(app).listKeys(accountId);
     return ok({ data: keys.map((k) => keyView(k, now)) });
   },
 });
@@ -92,7 +96,7 @@ export const getKey = defineConsoleRoute({
   errors: [404],
   async handle({ app, accountId, params, now }) {
     const keyId = params.key_id as string;
-    const key = await app.storage.getKey(accountId, keyId);
+    const key = await store(app).getKey(accountId, keyId);
     if (key === null) throw notFound("key", keyId);
     return ok(keyView(key, now));
   },
@@ -112,7 +116,7 @@ export const rotateKey = defineConsoleRoute({
   async handle(call) {
     const { app, accountId, params, now } = call;
     const keyId = params.key_id as string;
-    const existing = await app.storage.getKey(accountId, keyId);
+    const existing = await store(app).getKey(accountId, keyId);
     if (existing === null) throw notFound("key", keyId);
     if (!existing.isActive) throw revoked(keyId);
     // Scopes the account's tier no longer permits (after a downgrade) are dropped here: a new secret never
@@ -120,7 +124,7 @@ export const rotateKey = defineConsoleRoute({
     const account = await accountOf(call);
     const kept = existing.scopes.filter((s) => tierPermits(account.tier, s));
     const generated = generateApiKey(existing.environment, app.random);
-    const rotated = await app.storage.rotateKey({
+    const rotated = await store(app).rotateKey({
       accountId,
       keyId,
       newHash: generated.hash,
@@ -152,7 +156,7 @@ export const revokeKey = defineConsoleRoute({
   errors: [404],
   async handle({ app, accountId, params, now }) {
     const keyId = params.key_id as string;
-    const key = await app.storage.revokeKey({ accountId, keyId, now, eventId: newId("evt", app.clock, app.idRandom) });
+    const key = await store(app).revokeKey({ accountId, keyId, now, eventId: newId("evt", app.clock, app.idRandom) });
     if (key === null) throw notFound("key", keyId);
     app.hooks.eventsWritten();
     return ok(keyView(key, now));

@@ -9,6 +9,11 @@ import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
 import { ok } from "../reply.ts";
 import { accountOf, checkConsoleAddress, defineConsoleRoute } from "./define-console-route.ts";
 import { checkCsrf, clearedSessionCookie, presentedSession, sessionCookie } from "./session-cookie.ts";
+import type { AccountStore, SessionStore } from "../../storage/types.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): AccountStore & SessionStore => app.storage;
 
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -48,23 +53,23 @@ export const signIn = defineConsoleRoute({
     if (isSignInToken(token)) {
       const session = generateSessionToken(app.random);
       expiresAt = now + sessionLifetimeMs(app.config.sessions.ttlDays);
-      accountId = await app.storage.redeemSignInLink({ linkHash: app.hashSecret(token), now, session: { tokenHash: session.hash, createdAt: now, expiresAt } });
+      accountId = await store(app).redeemSignInLink({ linkHash: app.hashSecret(token), now, session: { tokenHash: session.hash, createdAt: now, expiresAt } });
       sessionToken = session.raw;
       redeemed = session.hash;
     } else if (isSessionToken(token)) {
       const hash = app.hashSecret(token);
-      accountId = await app.storage.findSession(hash, now);
-      expiresAt = accountId === null ? null : await app.storage.sessionExpiry(hash, now);
+      accountId = await store(app).findSession(hash, now);
+      expiresAt = accountId === null ? null : await store(app).sessionExpiry(hash, now);
     }
     if (accountId === null || expiresAt === null) throw INVALID_SIGN_IN;
-    const account = await app.storage.getAccount(accountId);
+    const account = await store(app).getAccount(accountId);
     try {
       if (account === null) throw INVALID_SIGN_IN;
       if (account.status === "suspended") throw ACCOUNT_SUSPENDED;
       checkConsoleAddress(account, request, client, app.config.trustProxy);
     } catch (refusal) {
       // The link is used up either way; the session it made is ended, so nothing outlives the refusal.
-      if (redeemed !== null) await app.storage.deleteSession(redeemed);
+      if (redeemed !== null) await store(app).deleteSession(redeemed);
       throw refusal;
     }
     return {
@@ -88,7 +93,7 @@ export const signOut = defineConsoleRoute({
   async handle({ app, request }) {
     const presented = presentedSession(request);
     if (presented?.via === "cookie") checkCsrf(request);
-    const ended = presented !== null && isSessionToken(presented.token) ? await app.storage.deleteSession(app.hashSecret(presented.token)) : false;
+    const ended = presented !== null && isSessionToken(presented.token) ? await store(app).deleteSession(app.hashSecret(presented.token)) : false;
     return { status: 200, body: { signed_out: ended }, headers: { "set-cookie": clearedSessionCookie() } };
   },
 });
@@ -121,7 +126,7 @@ export const getAccount = defineConsoleRoute({
     const account = await accountOf(call);
     const l = effectiveLimits(app.config, account.tier, account.limits);
     const presented = presentedSession(request);
-    const expiry = presented !== null && isSessionToken(presented.token) ? await app.storage.sessionExpiry(app.hashSecret(presented.token), now) : null;
+    const expiry = presented !== null && isSessionToken(presented.token) ? await store(app).sessionExpiry(app.hashSecret(presented.token), now) : null;
     return ok({
       account_id: account.id,
       name: account.name,

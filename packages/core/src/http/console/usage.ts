@@ -6,6 +6,11 @@ import { DAILY_USAGE_MAX_DAYS } from "../../config/retention-bounds.ts";
 import { integerParam } from "../data/query-params.ts";
 import { ok } from "../reply.ts";
 import { accountOf, defineConsoleRoute } from "./define-console-route.ts";
+import type { UsageStore } from "../../storage/types.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): UsageStore => app.storage;
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 
@@ -44,7 +49,7 @@ export const usageSummary = defineConsoleRoute({
     const { app, now } = call;
     const account = await accountOf(call);
     const limits = effectiveLimits(app.config, account.tier, account.limits);
-    const u = await app.storage.usage(account.id, now, app.config.billing.anchorDay, limits.monthlyQuota, limits.blockSize);
+    const u = await store(app).usage(account.id, now, app.config.billing.anchorDay, limits.monthlyQuota, limits.blockSize);
     return ok({
       today: u.today,
       daily_limit: limits.perDay,
@@ -82,7 +87,7 @@ export const usageDaily = defineConsoleRoute({
   async handle({ app, accountId, now, query }) {
     const today = Math.floor(now / 86_400_000);
     const from = today - query.days + 1;
-    const counts = new Map((await app.storage.dailyUsage(accountId, from, now)).map((d) => [d.day, d.count]));
+    const counts = new Map((await store(app).dailyUsage(accountId, from, now)).map((d) => [d.day, d.count]));
     const data: { date: string; calls: number }[] = [];
     for (let day = from; day <= today; day++) data.push({ date: new Date(day * 86_400_000).toISOString().slice(0, 10), calls: counts.get(day) ?? 0 });
     return ok({ data });

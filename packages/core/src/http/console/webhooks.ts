@@ -6,7 +6,7 @@ import type { EventType } from "../../events/events.ts";
 import { isoTime } from "../../clock/clock.ts";
 import { newId } from "../../ids/new-id.ts";
 import { generateSigningSecret } from "../../signing/signature.ts";
-import type { WebhookRecord } from "../../storage/types.ts";
+import type { OutboxStore, WebhookRecord, WebhookStore } from "../../storage/types.ts";
 import { plaintextSecretBox } from "../../webhooks/secret-box.ts";
 import type { RecoverPolicy } from "../../webhooks/recover-budget.ts";
 import { retentionCutoffs } from "../../retention/retention-cutoffs.ts";
@@ -15,6 +15,10 @@ import { ok } from "../reply.ts";
 import { defineConsoleRoute, INVALID_SESSION, notFound } from "./define-console-route.ts";
 import { checkUrlSyntax } from "./webhook-url.ts";
 import { DeliverySchema, listOf, WebhookSchema, WebhookWithSecretSchema, webhookView, deliveryView } from "./views.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): WebhookStore & OutboxStore => app.storage;
 
 const WEBHOOK_ID = { webhook_id: "The webhook's identifier (`wh_…`)." };
 
@@ -57,7 +61,7 @@ export const createWebhook = defineConsoleRoute({
       secret: await (app.webhooks.secretBox ?? plaintextSecretBox).seal(id, secret),
       createdAt: now,
     };
-    const outcome = await app.storage.createWebhook(record, app.config.webhooks.maxPerAccount);
+    const outcome = await store(app).createWebhook(record, app.config.webhooks.maxPerAccount);
     // Erased while this request was on its way: the account no longer exists, nor does this session.
     if (outcome === "deleted") throw INVALID_SESSION;
     if (outcome === "limit") {
@@ -77,7 +81,7 @@ export const listWebhooks = defineConsoleRoute({
   success: { status: 200, description: "The webhooks.", schema: listOf(WebhookSchema) },
   errors: [],
   async handle({ app, accountId }) {
-    return ok({ data: (await app.storage.listWebhooks(accountId)).map(webhookView) });
+    return ok({ data: (await store(app).listWebhooks(accountId)).map(webhookView) });
   },
 });
 
@@ -92,7 +96,7 @@ export const getWebhook = defineConsoleRoute({
   errors: [404],
   async handle({ app, accountId, params }) {
     const id = params.webhook_id as string;
-    const w = await app.storage.getWebhook(accountId, id);
+    const w = await store(app).getWebhook(accountId, id);
     if (w === null) throw notFound("webhook", id);
     return ok(webhookView(w));
   },
@@ -110,7 +114,7 @@ export const deleteWebhook = defineConsoleRoute({
   errors: [404],
   async handle({ app, accountId, params }) {
     const id = params.webhook_id as string;
-    if (!(await app.storage.deleteWebhook(accountId, id))) throw notFound("webhook", id);
+    if (!(await store(app).deleteWebhook(accountId, id))) throw notFound("webhook", id);
     return { status: 204 };
   },
 });
@@ -128,7 +132,7 @@ export const enableWebhook = defineConsoleRoute({
   errors: [404],
   async handle({ app, accountId, params }) {
     const id = params.webhook_id as string;
-    const w = await app.storage.enableWebhook(accountId, id);
+    const w = await store(app).enableWebhook(accountId, id);
     if (w === null) throw notFound("webhook", id);
     return ok(webhookView(w));
   },
@@ -160,7 +164,7 @@ export const rotateWebhookSecret = defineConsoleRoute({
     const secret = generateSigningSecret(app.random);
     const sealed = await (app.webhooks.secretBox ?? plaintextSecretBox).seal(id, secret);
     const previousUntil = now + Math.round(app.config.webhooks.secretOverlapHours * 3_600_000);
-    const w = await app.storage.rotateWebhookSecret({ accountId, webhookId: id, secret: sealed, previousUntil });
+    const w = await store(app).rotateWebhookSecret({ accountId, webhookId: id, secret: sealed, previousUntil });
     if (w === null) throw notFound("webhook", id);
     return ok({ ...webhookView(w), signing_secret: secret, previous_secret_expires_at: isoTime(previousUntil) });
   },
@@ -179,8 +183,8 @@ export const listDeliveries = defineConsoleRoute({
   errors: [404],
   async handle({ app, accountId, params, query }) {
     const id = params.webhook_id as string;
-    if ((await app.storage.getWebhook(accountId, id)) === null) throw notFound("webhook", id);
-    const deliveries = await app.storage.listDeliveries(accountId, id, query.limit);
+    if ((await store(app).getWebhook(accountId, id)) === null) throw notFound("webhook", id);
+    const deliveries = await store(app).listDeliveries(accountId, id, query.limit);
     return ok({ data: deliveries.map(deliveryView) });
   },
 });
@@ -198,7 +202,7 @@ export const retryDelivery = defineConsoleRoute({
   async handle({ app, accountId, params, now }) {
     const webhookId = params.webhook_id as string;
     const deliveryId = params.delivery_id as string;
-    const d = await app.storage.retryDelivery(accountId, webhookId, deliveryId, now);
+    const d = await store(app).retryDelivery(accountId, webhookId, deliveryId, now);
     if (d === null) throw notFound("delivery", deliveryId);
     app.hooks.eventsWritten();
     return { status: 202, body: deliveryView(d) };
@@ -259,7 +263,7 @@ export const recoverWebhook = defineConsoleRoute({
       throw new ServiceError(422, "validation.out_of_range", `since: must be at most ${days} days ago (retention.deliveriesDays), at or after ${isoTime(horizon)}; got ${body.since}.`);
     }
     const policy: RecoverPolicy = { callsPerHour: app.config.webhooks.recoverCallsPerHour, deliveriesPerHour: app.config.webhooks.recoverDeliveriesPerHour };
-    const r = await app.storage.recoverDeliveries({ accountId, webhookId: id, since, now, policy });
+    const r = await store(app).recoverDeliveries({ accountId, webhookId: id, since, now, policy });
     if (r === null) throw notFound("webhook", id);
     if (r === "disabled") throw new ServiceError(409, "console.webhook_disabled", `Webhook \`${id}\` is disabled; enable it first (POST /webhooks/${id}/enable), then recover its deliveries.`);
     if (r.kind === "refused") throw recoverBudgetSpent(r.reason, r.retryAt, now, policy);

@@ -2,11 +2,15 @@
 import * as v from "valibot";
 import { ServiceError } from "../../errors/service-error.ts";
 import { newId } from "../../ids/new-id.ts";
-import type { SnapshotRecord } from "../../storage/types.ts";
+import type { SnapshotRecord, SnapshotStore } from "../../storage/types.ts";
 import { readJson } from "../read-json-body.ts";
 import { defineDataEndpoint } from "./data-endpoint.ts";
 import { SnapshotSchema, snapshotView } from "./merchant-views.ts";
 import { parseSnapshotBody, SnapshotBody } from "./snapshot-body.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): SnapshotStore => app.storage;
 
 /** POST /merchant/vcfs. One snapshot per merchant and period: posting the period again replaces it. */
 export const createSnapshotEndpoint = defineDataEndpoint({
@@ -34,7 +38,7 @@ export const createSnapshotEndpoint = defineDataEndpoint({
       metrics: input.metrics,
       createdAt: now,
     };
-    const replaced = await app.storage.saveSnapshot(snapshot);
+    const replaced = await store(app).saveSnapshot(snapshot);
     // The account was erased after this request's key was checked: the key no longer exists, and nothing was stored.
     if (replaced === "deleted") throw new ServiceError(401, "auth.unknown_key", "Unknown API key.");
     return { status: 200, body: { ...snapshotView(snapshot), replaced_vcfs_id: replaced === null ? null : replaced.id } };

@@ -12,7 +12,7 @@ import { ServiceError } from "../../errors/service-error.ts";
 import { quotaForLimits } from "../../billing/quota-admission.ts";
 import { parseApiKey } from "../../keys/api-key.ts";
 import { ENDPOINT_SCOPES, SCOPE_MIN_TIER, tierPermits } from "../../scopes/scopes.ts";
-import type { AccountRecord, AdmitInput, AdmitQuota, AdmitResult, ApiKeyRecord, KeyLookup, Storage, TierLimits, WindowInfo } from "../../storage/types.ts";
+import type { AccountRecord, AdmissionStore, AdmitInput, AdmitQuota, AdmitResult, ApiKeyRecord, KeyLookup, KeyStore, TierLimits, WindowInfo } from "../../storage/types.ts";
 import type { AppContext, ClientInfo } from "../app-options.ts";
 import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
 import { unavailable } from "../fail-closed-storage.ts";
@@ -120,7 +120,7 @@ function quotaExhausted(result: Extract<AdmitResult, { kind: "quota_exhausted" }
  * Prepares what every data endpoint shares (the raw store, per-account limits), and returns the builder of
  * each endpoint's pipeline. `storage` is the raw store: its failures are caught here.
  */
-export function dataPipeline(app: AppContext, storage: Storage): (endpoint: AnyDataEndpoint) => RouteRun {
+export function dataPipeline(app: AppContext, storage: KeyStore & AdmissionStore): (endpoint: AnyDataEndpoint) => RouteRun {
   const { clock, idRandom } = app;
   const config: ServiceConfig = app.config;
   const limitsCache = new WeakMap<AccountRecord, TierLimits>();
@@ -136,7 +136,7 @@ export function dataPipeline(app: AppContext, storage: Storage): (endpoint: AnyD
 
 function endpointPipeline(
   app: AppContext,
-  storage: Storage,
+  storage: KeyStore & AdmissionStore,
   endpoint: AnyDataEndpoint,
   limitsOf: (account: AccountRecord) => TierLimits,
   liveQuota: (limits: TierLimits) => AdmitQuota,

@@ -7,6 +7,11 @@ import type { Reply } from "../reply.ts";
 import { defineDataEndpoint } from "./data-endpoint.ts";
 import { merchantSnapshots } from "./merchant-analysis.ts";
 import { merchantIdParam, snapshotIdParam } from "./merchant-params.ts";
+import type { SnapshotStore } from "../../storage/types.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): SnapshotStore => app.storage;
 
 /** The media type of the document. */
 export const XML_TYPE = "application/xml";
@@ -26,7 +31,7 @@ export const exportXbrlEndpoint = defineDataEndpoint({
     const snapshot =
       snapshotId === undefined
         ? latestSnapshot(await merchantSnapshots(call, merchantId))
-        : await call.app.storage.getSnapshot(call.account.id, call.dataset, snapshotId);
+        : await store(call.app).getSnapshot(call.account.id, call.dataset, snapshotId);
     if (snapshot === null || snapshot.merchantId !== merchantId) {
       throw new ServiceError(404, "not_found", `No snapshot \`${snapshotId}\` of merchant ${JSON.stringify(merchantId)} in this account's ${call.dataset} snapshots.`);
     }

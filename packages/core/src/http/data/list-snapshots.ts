@@ -5,6 +5,11 @@ import { defineDataEndpoint } from "./data-endpoint.ts";
 import { merchantIdParam } from "./merchant-params.ts";
 import { SnapshotSchema, snapshotView } from "./merchant-views.ts";
 import { integerParam } from "./query-params.ts";
+import type { SnapshotStore } from "../../storage/types.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): SnapshotStore => app.storage;
 
 /** GET /merchant/vcfs. A merchant without snapshots gives an empty list, not a 404. */
 export const listSnapshotsEndpoint = defineDataEndpoint({
@@ -19,7 +24,7 @@ export const listSnapshotsEndpoint = defineDataEndpoint({
   response: v.object({ data: v.array(SnapshotSchema) }),
   errors: [422],
   async handle({ query, app, account, dataset }) {
-    const list = await app.storage.listSnapshots(account.id, dataset, { ...(query.merchant_id !== undefined ? { merchantId: query.merchant_id } : {}), limit: query.limit });
+    const list = await store(app).listSnapshots(account.id, dataset, { ...(query.merchant_id !== undefined ? { merchantId: query.merchant_id } : {}), limit: query.limit });
     return ok({ data: list.map(snapshotView) });
   },
 });

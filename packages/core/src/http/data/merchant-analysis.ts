@@ -11,7 +11,7 @@ import { ServiceError } from "../../errors/service-error.ts";
 import type { MetricComparison } from "../../merchant/compare-metric.ts";
 import { compareMetric } from "../../merchant/compare-metric.ts";
 import { latestSnapshot, previousSnapshot } from "../../merchant/snapshot-order.ts";
-import type { SnapshotRecord } from "../../storage/types.ts";
+import type { SnapshotRecord, SnapshotStore } from "../../storage/types.ts";
 import type { WithheldReason } from "../../privacy/suppression.ts";
 import { combinedReason } from "../../privacy/suppression.ts";
 import { noData, withheldWhy } from "./cell-lookup.ts";
@@ -19,6 +19,10 @@ import { withheldReason } from "./publication.ts";
 import { publishedRank } from "./cell-summary.ts";
 import type { DataCall } from "./data-endpoint.ts";
 import { cellName } from "./data-endpoint.ts";
+import type { AppContext } from "../app-options.ts";
+
+/** The storage facets these routes use (the app's storage, seen through them). */
+const store = (app: AppContext): SnapshotStore => app.storage;
 
 /** A metric of the snapshot that could not be ranked, and why. */
 export interface Unranked {
@@ -50,7 +54,7 @@ function unknownMerchant(call: DataCall<unknown>, merchantId: string): ServiceEr
 
 /** The merchant's snapshots (one per period), refusing an unknown merchant. */
 export async function merchantSnapshots(call: DataCall<unknown>, merchantId: string): Promise<SnapshotRecord[]> {
-  const all = await call.app.storage.merchantSnapshots(call.account.id, call.dataset, merchantId);
+  const all = await store(call.app).merchantSnapshots(call.account.id, call.dataset, merchantId);
   if (all.length === 0) throw unknownMerchant(call, merchantId);
   return all;
 }
