@@ -89,6 +89,7 @@ export async function startService(options: {
       const sealed = await requireSecretsOpen(keys, storage);
       secretBox = keys.box;
       logger.info("webhook signing secrets sealed at rest", { key_id: secretBox.currentKeyId, key_source: keys.source, sealed_secrets: sealed, ...(keys.file ? { key_file: keys.file } : {}) });
+      if (keys.warnings.length > 0) logger.warn("the operator key file is not private to this user", { key_file: keys.file, problems: keys.warnings.join("; ") });
     }
     // Secrets stored in plain text before encryption at rest are sealed now; rows under an older operator
     // key are left to `benchdata webhooks reseal` (instances still running with the old key list open them).

@@ -9,7 +9,7 @@
  * 4. PostgreSQL has no such default (several hosts share one database): the start is refused (exit 2).
  * Whatever the source, `serve` refuses to start (exit 2) while a sealed secret opens under none of the keys.
  */
-import { link, readFile, unlink, writeFile } from "node:fs/promises";
+import { link, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import type { SecretBox, SecretKey, Storage } from "@benchdata/core";
 import { checkWebhookSecrets, createSecretBox, cryptoRandom, describeUnopened, generateSecretKeyEntry, newSecretKeyId, parseSecretKeys, systemClock } from "@benchdata/core";
 import { ConfigError } from "./config-file.ts";
@@ -75,6 +75,8 @@ export interface LoadedKeys {
   readonly keys: readonly SecretKey[];
   readonly source: KeySource;
   readonly file?: string;
+  /** What is wrong with the key file's protection (readable by others, another owner), for a warning at start. */
+  readonly warnings: readonly string[];
 }
 
 /** What the environment and the database kind give before the database is opened: keys, or the SQLite key file that does not exist yet. */
@@ -82,7 +84,22 @@ export type FoundKeys = LoadedKeys | { readonly missing: string };
 
 async function loaded(text: string, where: string, source: KeySource, file?: string): Promise<LoadedKeys> {
   const keys = parse(text, where);
-  return { box: await createSecretBox(keys, cryptoRandom), keys, source, ...(file !== undefined ? { file } : {}) };
+  const warnings = file === undefined ? [] : await keyFileWarnings(file);
+  return { box: await createSecretBox(keys, cryptoRandom), keys, source, warnings, ...(file !== undefined ? { file } : {}) };
+}
+
+/**
+ * Whatever lets someone other than the process's user read the key file: a mode granting group or others any
+ * access, or another owner. Warned about, not refused: the operator may share it on purpose (a group of hosts).
+ */
+export async function keyFileWarnings(file: string): Promise<string[]> {
+  const warnings: string[] = [];
+  const st = await stat(file);
+  const mode = st.mode & 0o777;
+  if ((mode & 0o077) !== 0) warnings.push(`its mode ${mode.toString(8).padStart(4, "0")} gives its group or other users access (chmod 600 ${file})`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) warnings.push(`it is owned by user id ${st.uid}, not by this process's user (${uid})`);
+  return warnings;
 }
 
 /**

@@ -1,7 +1,7 @@
 // The operator key sealing webhook signing secrets, through the real CLI (issue 13): generated beside a SQLite
 // database (0600) on first start, required for PostgreSQL (exit 2 with the reason), plain-text rows sealed on
 // start, and `benchdata webhooks reseal` moving every row to a new key.
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -86,4 +86,32 @@ describe("operator key for webhook signing secrets (CLI)", () => {
     expect(JSON.parse(other.stdout)).toMatchObject({ resealed: 0, failed: 2 });
     expect(cli(["webhooks", "frobnicate", "--db", db], NO_KEYS).status).toBe(2);
   }, 120_000);
+});
+
+describe("the key file and database files are private", () => {
+  it("SQLite database, -wal and -shm are created 0600 whatever the umask; a key file readable by others or owned by another user is warned about at start", async () => {
+    const file = join(dir, "private.db");
+    const node = await startServe(["--db", `sqlite:${file}`, "--config", CONFIG], NO_KEYS);
+    try {
+      // While serving, WAL mode has its -wal and -shm beside the database (the test runs with umask 022).
+      for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}.webhook-keys`]) expect([f, statSync(f).mode & 0o777]).toEqual([f, 0o600]);
+      expect(node.logs.join("\n")).not.toContain("not private");
+    } finally {
+      expect(await node.stop()).toBe(0);
+    }
+    chmodSync(`${file}.webhook-keys`, 0o644);
+    // Only root can give a file away; elsewhere the ownership half is not exercised.
+    const root = process.getuid?.() === 0;
+    if (root) chownSync(`${file}.webhook-keys`, 65534, 65534);
+    const loose = await startServe(["--db", `sqlite:${file}`, "--config", CONFIG], NO_KEYS);
+    await loose.stop();
+    const warn = loose.logs.map((l) => (l.startsWith("{") ? JSON.parse(l) : {})).find((e) => e.msg === "the operator key file is not private to this user");
+    expect(warn).toMatchObject({ level: "warn", key_file: `${file}.webhook-keys` });
+    expect(warn.problems).toContain("its mode 0644 gives its group or other users access");
+    if (root) expect(warn.problems).toContain("owned by user id 65534");
+    // BENCHDATA_WEBHOOK_KEYS_FILE is checked the same way.
+    const viaEnv = await startServe(["--db", `sqlite:${file}`, "--config", CONFIG], { ...NO_KEYS, BENCHDATA_WEBHOOK_KEYS_FILE: `${file}.webhook-keys` });
+    await viaEnv.stop();
+    expect(viaEnv.logs.join("\n")).toContain("the operator key file is not private to this user");
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
 /** `openStorage(url)`: the storage a `--db` URL names, SQLite or PostgreSQL (or the in-memory store). */
+import { closeSync, openSync } from "node:fs";
 import pg from "pg";
 import type { Logger, Storage } from "@benchdata/core";
 import { createMemoryStorage } from "@benchdata/core";
@@ -41,6 +42,20 @@ export function storageKindOf(url: string): OpenedStorage["kind"] | null {
 }
 
 /**
+ * Creates a new SQLite database file readable by its owner only (0600), whatever the umask. SQLite gives the
+ * `-wal` and `-shm` files it creates beside it the database file's mode, so they are private too. An existing
+ * file is left as it is (the operator chose its mode); `:memory:` and URI names are not files.
+ */
+function createPrivateFile(path: string): void {
+  if (path === ":memory:" || path.startsWith("file:")) return;
+  try {
+    closeSync(openSync(path, "wx", 0o600));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+  }
+}
+
+/**
  * Opens `sqlite:PATH` (WAL, on the runtime's own driver: better-sqlite3 on Node, bun:sqlite on Bun, node:sqlite on Deno), `postgres://…` (a pg Pool) or `memory:`. The schema is not
  * touched: call `migrate()` (safe to run from several instances at once).
  */
@@ -51,6 +66,7 @@ export async function openStorage(url: string, options: OpenStorageOptions = {})
     // sqlite:PATH, sqlite://PATH and sqlite:///abs/path all name a file; sqlite::memory: a private in-memory database.
     const path = url.slice("sqlite:".length).replace(/^\/\//, "");
     if (path === "") throw new Error("sqlite: URL without a path (use sqlite:./benchdata.db)");
+    createPrivateFile(path);
     const db = await openSqlite(path, { busyTimeoutMs: options.busyTimeoutMs ?? 5000 });
     configureSqlite(db, options.busyTimeoutMs ?? 5000);
     const storage = createSqliteStorage(db, { clock: options.clock ?? "app", ...(options.logger ? { logger: options.logger } : {}), ...(options.cacheTtlMs !== undefined ? { cacheTtlMs: options.cacheTtlMs } : {}), ...(options.windowChunkSize !== undefined ? { windowChunkSize: options.windowChunkSize } : {}) });
