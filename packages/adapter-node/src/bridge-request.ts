@@ -260,10 +260,19 @@ const lazyAccepted = ((): boolean => {
   }
 })();
 
+/**
+ * Which Request a handler gets. "auto": the lazy stand-in where this runtime's own `new Request(r)` and
+ * `fetch(r)` accept it (Node 18-23), else the real Request built at once. "stand-in": the lazy stand-in on
+ * every runtime, for a handler that reads a request's members (method, url, headers, body, signal...) but never
+ * hands the request itself to `new Request()` or `fetch()`, which on Node 24 would throw. `createApp` is such a
+ * handler.
+ */
+export type RequestKind = "auto" | "stand-in";
+
 /** A Request for a node:http request that builds the real Request (body, signal) only when used. */
-export function bridgeRequest(incoming: IncomingMessage, outgoing: ServerResponse): Request {
+export function bridgeRequest(incoming: IncomingMessage, outgoing: ServerResponse, kind: RequestKind = "auto"): Request {
   const lazy = new LazyRequest(incoming, outgoing, requestUrl(incoming));
-  if (lazyAccepted) return lazy as unknown as Request;
+  if (lazyAccepted || kind === "stand-in") return lazy as unknown as Request;
   // A runtime whose Request reads private fields (Node 24's undici) cannot take a lazy one: build the real
   // Request at once (slower, always right), keeping the body's release where releaseRequestBody looks.
   const real = materialize(lazy as unknown as Slots);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BadRequestError, bridgeRequest, releaseRequestBody } from "./bridge-request.ts";
+import type { RequestKind } from "./bridge-request.ts";
 import { NativeResponse, nativeResponse, simpleResponseParts } from "./bridge-response.ts";
 import { bridgeWrite } from "./bridge-write.ts";
 import type { LingerLimits } from "./linger-after-early-answer.ts";
@@ -22,6 +23,8 @@ export interface BridgeOptions {
   state?: { closing: boolean };
   /** After an answer that goes out before its request's body has arrived, how long and how much to keep reading it (see linger-after-early-answer.ts). */
   linger?: LingerLimits;
+  /** Which Request the handler gets: "auto" (default) or "stand-in" (see RequestKind in bridge-request.ts). */
+  requests?: RequestKind;
 }
 
 const INTERNAL_ERROR = '{"detail":"internal error","code":"internal","status":500}';
@@ -119,13 +122,14 @@ export function bridge(
     state: options.state ?? { closing: false },
   };
   const linger = options.linger ?? DEFAULT_LINGER;
+  const requests = options.requests ?? "auto";
 
   return (incoming, outgoing) => {
     // Whatever answers this request (the handler, or an error below), it may go out before the body is in.
     lingerAfterEarlyAnswer(incoming, outgoing, linger);
     let request: Request;
     try {
-      request = bridgeRequest(incoming, outgoing);
+      request = bridgeRequest(incoming, outgoing, requests);
     } catch (error) {
       outgoing.shouldKeepAlive = false;
       if (error instanceof BadRequestError) {

@@ -36,6 +36,13 @@ export interface ServeOptions {
    * it is answered 408 `request.timeout` (closed instead when an answer has begun). Defaults to 30 000.
    */
   requestTimeout?: number;
+  /**
+   * "stand-in" hands the handler a lazy Request on every Node, for a handler that never passes the request itself
+   * to `new Request()` or `fetch()` (`createApp` never does); on Node 24 that skips building undici's Request for
+   * each request. "auto" (the default) does so only where Node's own Request and fetch accept the stand-in (Node
+   * 18-23). See docs/runtimes.md.
+   */
+  requests?: "auto" | "stand-in";
 }
 
 /** The default of `ServeOptions.requestTimeout` (ms). */
@@ -108,7 +115,7 @@ export async function serve(options: ServeOptions): Promise<ServeHandle> {
   // quarter of the bound, at most a second, keeps the overrun small for a scan of the open connections.
   const server = createServer(
     { requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(requestTimeout / 4))) },
-    bridge(options.fetch, { onError: options.onError, state, ...(options.linger ? { linger: options.linger } : {}) }),
+    bridge(options.fetch, { onError: options.onError, state, requests: options.requests ?? "auto", ...(options.linger ? { linger: options.linger } : {}) }),
   );
   server.on("clientError", onClientError);
   await listen(server, options.port ?? 3000, options.host);

@@ -65,7 +65,9 @@ export async function serveOnRuntime(options: RuntimeServeOptions): Promise<Runt
     return { kind, port: h.port, url: urlOf(options.host, h.port), drain: () => {}, close: () => h.stop() };
   }
   if (kind === "Deno.serve") return serveDeno(options);
-  const h = await serveNode(options);
+  // The CLI's handler is always createApp's, which never hands its request to `new Request()` or `fetch()`: it
+  // can take the lazy stand-in on every Node (on Node 24 that saves building undici's Request per request).
+  const h = await serveNode({ ...options, requests: "stand-in" });
   return { kind, port: h.port, url: h.url, drain: () => h.drain(), close: () => h.close() };
 }
 
