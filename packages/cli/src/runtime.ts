@@ -147,6 +147,7 @@ export async function startService(options: {
       admin = await serveOnRuntime({ fetch: app.adminFetch, port: options.adminListener.port, host: options.adminListener.host, drainTimeout: Math.round(config.shutdown.drainTimeoutSeconds * 1000), requestTimeout: Math.round(config.server.requestTimeoutSeconds * 1000), onError });
     } catch (error) {
       await handle.close();
+      await app.analytics?.close();
       await storage.close();
       throw error;
     }
@@ -175,6 +176,9 @@ export async function startService(options: {
     const workersStopped = workers ? Promise.all([deliveries.stop(), billing.stop(), pruning.stop()]) : Promise.resolve();
     await Promise.all([handle.close(), admin?.close()]);
     await workersStopped;
+    // The requests are answered: what usage analytics counted since their last write is written now.
+    const written = await app.analytics?.close();
+    if (written === true) logger.info("drain: usage analytics written");
     logger.info("drain: requests answered, workers stopped; closing storage");
     transport.close();
     await storage.close();

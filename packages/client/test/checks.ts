@@ -90,6 +90,7 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   // These checks' server has target "test": test keys at the address it was reached at, live keys nowhere.
   equal((await console.getConsoleEnvironments()).data, { target: "test", live: null, test: { base_url: new URL(env.baseUrl).origin, host_header: null } }, "getConsoleEnvironments");
   equal((await admin.adminGetAccount(accountId)).data.tier, "enterprise", "adminGetAccount");
+  equal((await admin.adminUsageBreakdown(accountId, { group_by: "" })).data.group_by, [], "adminUsageBreakdown");
   ok("admin bootstrap");
 
   // Console: keys
@@ -103,6 +104,11 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   assert(typeof usage.data.token_balance === "number", "getUsageSummary");
   equal((await console.getUsageDaily({ days: 3 })).data.data.length, 3, "getUsageDaily");
   await expectCode(() => console.getUsageDaily({ days: 500 }), 422, "validation.out_of_range", "getUsageDaily out of range");
+  // Usage analytics are written every few seconds: the shape is checked here, the counts by the HTTP tests.
+  const breakdown = await console.getUsageBreakdown({ granularity: "day", group_by: "key,outcome" });
+  equal([breakdown.data.granularity, breakdown.data.group_by], ["day", ["key", "outcome"]], "getUsageBreakdown");
+  await expectCode(() => console.getUsageBreakdown({ group_by: "nope" }), 422, "validation.invalid_parameter", "getUsageBreakdown bad group_by");
+  assert((await console.getKey(key.data.key_id)).data.last_used_at === null || typeof (await console.getKey(key.data.key_id)).data.last_used_at === "string", "last_used_at");
   ok("console keys and usage");
 
   // Data: every endpoint once, each response with its rate-limit headers

@@ -151,3 +151,8 @@ export { PRUNE_ORDER, retentionCutoffs } from "./retention/retention-cutoffs.ts"
 export type { PruneReport, PruneWorker, PruneWorkerOptions } from "./retention/prune-worker.ts";
 export { createPruneWorker } from "./retention/prune-worker.ts";
 export { quotaAdmission } from "./billing/quota-admission.ts";
+export type { UsageOutcome } from "./analytics/usage-outcome.ts";
+export { OUTCOME_COUNT, outcomeIndex, USAGE_OUTCOMES } from "./analytics/usage-outcome.ts";
+export { LATENCY_BOUNDS_MS, LATENCY_BUCKETS, latencyBucket, latencyQuantile } from "./analytics/latency-buckets.ts";
+export type { UsageAggregator, UsageAggregatorOptions } from "./analytics/usage-aggregator.ts";
+export { createUsageAggregator } from "./analytics/usage-aggregator.ts";

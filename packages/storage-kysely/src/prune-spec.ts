@@ -14,8 +14,16 @@ export interface PruneSpec {
   readonly index: string;
 }
 
+/** The targets read by a cursor over an index range; usage analytics' tables are pruned oldest first by their primary key. */
+export type IndexedPruneTarget = Exclude<PruneTarget, "key_usage_hours" | "key_usage_days">;
+
+/** Whether a target is one of PRUNE_SPECS (else usage analytics', see key-usage/). */
+export function isIndexedTarget(target: PruneTarget): target is IndexedPruneTarget {
+  return target !== "key_usage_hours" && target !== "key_usage_days";
+}
+
 /** Every target's rows; migration 0023-retention-indexes (both dialects) creates these indexes. */
-export const PRUNE_SPECS: Readonly<Record<PruneTarget, PruneSpec>> = {
+export const PRUNE_SPECS: Readonly<Record<IndexedPruneTarget, PruneSpec>> = {
   deliveries: { table: "deliveries", key: "created_at", id: "id", where: "status <> 'pending'", index: "deliveries_finished" },
   events: { table: "events", key: "created_at", id: "id", where: null, index: "events_by_time" },
   sessions: { table: "sessions", key: "expires_at", id: "token_hash", where: null, index: "sessions_by_expiry" },

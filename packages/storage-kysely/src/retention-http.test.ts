@@ -40,7 +40,7 @@ function recorder(): { logger: Logger; lines: { msg: string; fields: LogFields }
   return { lines, logger: { info: at, warn: at, error: at } };
 }
 
-const NOTHING: PruneReport["deleted"] = { deliveries: 0, delivery_attempts: 0, events: 0, sessions: 0, sign_in_links: 0, day_counters: 0, usage_days: 0 };
+const NOTHING: PruneReport["deleted"] = { deliveries: 0, delivery_attempts: 0, events: 0, sessions: 0, sign_in_links: 0, day_counters: 0, usage_days: 0, key_usage_hours: 0, key_usage_days: 0 };
 
 for (const [name, open] of Object.entries(stores)) {
   describe(`retention through HTTP: ${name}`, () => {
@@ -120,7 +120,7 @@ for (const [name, open] of Object.entries(stores)) {
         // Every delivery to `up` (3 key.created, key.revoked, invoice.paid) and its attempt; the events they freed and
         // those nobody subscribed to (quota.warning, quota.exhausted); the first session and the unused link; the
         // live keys' counter of day 0 (the test keys' counted today).
-        expect(report.deleted).toEqual({ deliveries: 5, delivery_attempts: 5, events: 6, sessions: 1, sign_in_links: 1, day_counters: 1, usage_days: 0 });
+        expect(report.deleted).toEqual({ deliveries: 5, delivery_attempts: 5, events: 6, sessions: 1, sign_in_links: 1, day_counters: 1, usage_days: 0, key_usage_hours: 0, key_usage_days: 0 });
 
         expect((await call(app, "GET", `/api/v1/console/webhooks/${up}/deliveries`, session)).body.data).toEqual([]);
         const waiting = (await call(app, "GET", `/api/v1/console/webhooks/${down}/deliveries`, session)).body.data;

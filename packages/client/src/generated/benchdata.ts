@@ -125,6 +125,11 @@ export class Benchdata extends Client {
     return fn.getUsageDaily(this, query, options);
   }
 
+  /** Usage by key, endpoint and outcome (`GET /api/v1/console/usage/breakdown`). */
+  getUsageBreakdown(query?: QueryOf<"getUsageBreakdown">, options?: CallOptions): Promise<ResponseOf<"getUsageBreakdown">> {
+    return fn.getUsageBreakdown(this, query, options);
+  }
+
   /** List webhooks (`GET /api/v1/console/webhooks`). */
   listWebhooks(options?: CallOptions): Promise<ResponseOf<"listWebhooks">> {
     return fn.listWebhooks(this, options);
@@ -248,6 +253,11 @@ export class Benchdata extends Client {
   /** Release an account's hold on automatic charges (`POST /api/v1/admin/accounts/{account_id}/billing/release`). */
   adminReleaseChargeHold(accountId: string, options?: CallOptions): Promise<ResponseOf<"adminReleaseChargeHold">> {
     return fn.adminReleaseChargeHold(this, accountId, options);
+  }
+
+  /** An account's usage by key, endpoint and outcome (`GET /api/v1/admin/accounts/{account_id}/usage/breakdown`). */
+  adminUsageBreakdown(accountId: string, query?: QueryOf<"adminUsageBreakdown">, options?: CallOptions): Promise<ResponseOf<"adminUsageBreakdown">> {
+    return fn.adminUsageBreakdown(this, accountId, query, options);
   }
 
   /** Liveness (`GET /healthz`). */

@@ -123,6 +123,11 @@ export function getUsageDaily(client: Client, query?: QueryOf<"getUsageDaily">, 
   return send(client, { method: "GET", path: "/api/v1/console/usage/daily", security: "session", status: 200, mediaType: "application/json" }, { query }, options);
 }
 
+/** Usage by key, endpoint and outcome (`GET /api/v1/console/usage/breakdown`). */
+export function getUsageBreakdown(client: Client, query?: QueryOf<"getUsageBreakdown">, options?: CallOptions): Promise<ResponseOf<"getUsageBreakdown">> {
+  return send(client, { method: "GET", path: "/api/v1/console/usage/breakdown", security: "session", status: 200, mediaType: "application/json" }, { query }, options);
+}
+
 /** List webhooks (`GET /api/v1/console/webhooks`). */
 export function listWebhooks(client: Client, options?: CallOptions): Promise<ResponseOf<"listWebhooks">> {
   return send(client, { method: "GET", path: "/api/v1/console/webhooks", security: "session", status: 200, mediaType: "application/json" }, {  }, options);
@@ -246,6 +251,11 @@ export function adminCreateSignInLink(client: Client, accountId: string, options
 /** Release an account's hold on automatic charges (`POST /api/v1/admin/accounts/{account_id}/billing/release`). */
 export function adminReleaseChargeHold(client: Client, accountId: string, options?: CallOptions): Promise<ResponseOf<"adminReleaseChargeHold">> {
   return send(client, { method: "POST", path: "/api/v1/admin/accounts/{account_id}/billing/release", security: "admin", status: 200, mediaType: "application/json" }, { path: [accountId] }, options);
+}
+
+/** An account's usage by key, endpoint and outcome (`GET /api/v1/admin/accounts/{account_id}/usage/breakdown`). */
+export function adminUsageBreakdown(client: Client, accountId: string, query?: QueryOf<"adminUsageBreakdown">, options?: CallOptions): Promise<ResponseOf<"adminUsageBreakdown">> {
+  return send(client, { method: "GET", path: "/api/v1/admin/accounts/{account_id}/usage/breakdown", security: "admin", status: 200, mediaType: "application/json" }, { path: [accountId], query }, options);
 }
 
 /** Liveness (`GET /healthz`). */

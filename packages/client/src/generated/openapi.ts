@@ -445,6 +445,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/usage/breakdown": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage by key, endpoint and outcome
+         * @description Data requests by hour or UTC day, grouped by key, endpoint and outcome (any of them), with latency percentiles. Counted in memory by each server instance and written every few seconds (`analytics.flushSeconds`): the latest seconds may not show yet. A request whose key is unknown or malformed belongs to no key and is not counted here. Ranges: at most 31 days by hour, 400 days by day (or `retention.analyticsDailyDays` if longer). Pages in ascending (start, key, endpoint, outcome) order.
+         */
+        get: operations["getUsageBreakdown"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/webhooks": {
         parameters: {
             query?: never;
@@ -821,6 +841,26 @@ export interface paths {
          * @description After the period's ceiling of automatic charges (`billing.maxAutoChargesPerPeriod`, paid charges included) an account is held: its exhausted quota answers 402 `quota.held` and nothing more is charged until a person acts. This starts the ceiling's count afresh for the current billing period; the next refused request starts a charge again. No body.
          */
         post: operations["adminReleaseChargeHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/accounts/{account_id}/usage/breakdown": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's usage by key, endpoint and outcome
+         * @description Data requests by hour or UTC day, grouped by key, endpoint and outcome (any of them), with latency percentiles. Counted in memory by each server instance and written every few seconds (`analytics.flushSeconds`): the latest seconds may not show yet. A request whose key is unknown or malformed belongs to no key and is not counted here. Ranges: at most 31 days by hour, 400 days by day (or `retention.analyticsDailyDays` if longer). Pages in ascending (start, key, endpoint, outcome) order.
+         */
+        get: operations["adminUsageBreakdown"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3210,6 +3250,8 @@ export interface operations {
                             revoked_at: string | null;
                             /** @description True for an active key more than 90 days past its creation or last rotation. */
                             rotation_due: boolean;
+                            /** @description The minute of the key's latest data request, whatever its outcome (written every few seconds, see `analytics.flushSeconds`); null when never used since usage analytics began. */
+                            last_used_at: string | null;
                         }[];
                     };
                 };
@@ -3264,6 +3306,8 @@ export interface operations {
                         revoked_at: string | null;
                         /** @description True for an active key more than 90 days past its creation or last rotation. */
                         rotation_due: boolean;
+                        /** @description The minute of the key's latest data request, whatever its outcome (written every few seconds, see `analytics.flushSeconds`); null when never used since usage analytics began. */
+                        last_used_at: string | null;
                         /** @description The full key, shown only in this response. */
                         raw_key: string;
                     };
@@ -3313,6 +3357,8 @@ export interface operations {
                         revoked_at: string | null;
                         /** @description True for an active key more than 90 days past its creation or last rotation. */
                         rotation_due: boolean;
+                        /** @description The minute of the key's latest data request, whatever its outcome (written every few seconds, see `analytics.flushSeconds`); null when never used since usage analytics began. */
+                        last_used_at: string | null;
                     };
                 };
             };
@@ -3356,6 +3402,8 @@ export interface operations {
                         revoked_at: string | null;
                         /** @description True for an active key more than 90 days past its creation or last rotation. */
                         rotation_due: boolean;
+                        /** @description The minute of the key's latest data request, whatever its outcome (written every few seconds, see `analytics.flushSeconds`); null when never used since usage analytics began. */
+                        last_used_at: string | null;
                         /** @description The full key, shown only in this response. */
                         raw_key: string;
                     };
@@ -3402,6 +3450,8 @@ export interface operations {
                         revoked_at: string | null;
                         /** @description True for an active key more than 90 days past its creation or last rotation. */
                         rotation_due: boolean;
+                        /** @description The minute of the key's latest data request, whatever its outcome (written every few seconds, see `analytics.flushSeconds`); null when never used since usage analytics began. */
+                        last_used_at: string | null;
                     };
                 };
             };
@@ -3483,6 +3533,100 @@ export interface operations {
                             date: string;
                             calls: number;
                         }[];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            422: components["responses"]["Error422"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getUsageBreakdown: {
+        parameters: {
+            query?: {
+                /** @description Start of the range (ISO 8601), rounded down to its hour or UTC day; default: 24 hours (by hour) or 30 days (by day) before `to`. */
+                from?: string;
+                /** @description End of the range (ISO 8601, exclusive), rounded up to its hour or UTC day; default: now (the current hour or day included). */
+                to?: string;
+                /** @description Bucket size: `hour` (default) or UTC `day`. */
+                granularity?: "hour" | "day";
+                /** @description Comma-separated dimensions to group by besides the bucket: any of `key`, `endpoint`, `outcome` (default all three); empty: one total per bucket. */
+                group_by?: string;
+                /** @description Only this key's requests. */
+                key_id?: string;
+                /** @description Groups per page (default 500). */
+                limit?: number;
+                /** @description Where the page starts: the previous page's `next_cursor` (opaque). */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of groups. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        granularity: "hour" | "day";
+                        /**
+                         * Format: date-time
+                         * @description The range's start, as rounded.
+                         */
+                        from: string;
+                        /**
+                         * Format: date-time
+                         * @description The range's end (exclusive), as rounded.
+                         */
+                        to: string;
+                        group_by: ("key" | "endpoint" | "outcome")[];
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description The hour's or UTC day's start.
+                             */
+                            start: string;
+                            /** @description The key; null when not grouped by key. */
+                            key_id: string | null;
+                            /** @description Method and path template, e.g. `GET /data/v1/benchmarks/{category}`; null when not grouped by endpoint. */
+                            endpoint: string | null;
+                            /** @description The outcome class; null when not grouped by outcome. */
+                            outcome: ("2xx" | "401/403" | "402" | "404" | "422" | "429" | "5xx" | "4xx") | null;
+                            calls: number;
+                            /** @description Calls answered with an error other than 429 (every outcome but `2xx` and `429`). */
+                            errors: number;
+                            /** @description Calls answered 429. */
+                            rate_limited: number;
+                            /** @description Calls per outcome: `2xx`, `401/403` (key refused), `402` (quota), `404`, `422`, `429`, `5xx`, and `4xx` (any other client error). */
+                            outcomes: {
+                                402: number;
+                                404: number;
+                                422: number;
+                                429: number;
+                                "2xx": number;
+                                "401/403": number;
+                                "5xx": number;
+                                "4xx": number;
+                            };
+                            /** @description Server time per call, read from a fixed histogram: each percentile is the upper bound of its bucket (0.5, 1, 2, 5, 10, 20, 50 … 5000 ms), capped by the slowest call. Null without calls. */
+                            latency_ms: {
+                                p50: number | null;
+                                p95: number | null;
+                                p99: number | null;
+                                max: number | null;
+                            };
+                        }[];
+                        /** @description Whether more groups follow this page. */
+                        has_more: boolean;
+                        /** @description The `cursor` of the next page; null on the last one. */
+                        next_cursor: string | null;
                     };
                 };
             };
@@ -4050,7 +4194,7 @@ export interface operations {
                 created_after?: string;
                 /** @description Only accounts created strictly before this time (ISO 8601). */
                 created_before?: string;
-                /** @description Only accounts whose name contains this text, case-insensitively. */
+                /** @description Only accounts whose name contains this text, case-insensitively (no control characters). */
                 q?: string;
             };
             header?: never;
@@ -4563,6 +4707,8 @@ export interface operations {
                             revoked_at: string | null;
                             /** @description True for an active key more than 90 days past its creation or last rotation. */
                             rotation_due: boolean;
+                            /** @description The minute of the key's latest data request, whatever its outcome (written every few seconds, see `analytics.flushSeconds`); null when never used since usage analytics began. */
+                            last_used_at: string | null;
                         }[];
                         /** @description Console sessions and unused sign-in links as held (expired ones included); never a token or a hash. */
                         console_sessions: {
@@ -4976,6 +5122,104 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    adminUsageBreakdown: {
+        parameters: {
+            query?: {
+                /** @description Start of the range (ISO 8601), rounded down to its hour or UTC day; default: 24 hours (by hour) or 30 days (by day) before `to`. */
+                from?: string;
+                /** @description End of the range (ISO 8601, exclusive), rounded up to its hour or UTC day; default: now (the current hour or day included). */
+                to?: string;
+                /** @description Bucket size: `hour` (default) or UTC `day`. */
+                granularity?: "hour" | "day";
+                /** @description Comma-separated dimensions to group by besides the bucket: any of `key`, `endpoint`, `outcome` (default all three); empty: one total per bucket. */
+                group_by?: string;
+                /** @description Only this key's requests. */
+                key_id?: string;
+                /** @description Groups per page (default 500). */
+                limit?: number;
+                /** @description Where the page starts: the previous page's `next_cursor` (opaque). */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The account's identifier (`acc_…`). */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of groups. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        granularity: "hour" | "day";
+                        /**
+                         * Format: date-time
+                         * @description The range's start, as rounded.
+                         */
+                        from: string;
+                        /**
+                         * Format: date-time
+                         * @description The range's end (exclusive), as rounded.
+                         */
+                        to: string;
+                        group_by: ("key" | "endpoint" | "outcome")[];
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description The hour's or UTC day's start.
+                             */
+                            start: string;
+                            /** @description The key; null when not grouped by key. */
+                            key_id: string | null;
+                            /** @description Method and path template, e.g. `GET /data/v1/benchmarks/{category}`; null when not grouped by endpoint. */
+                            endpoint: string | null;
+                            /** @description The outcome class; null when not grouped by outcome. */
+                            outcome: ("2xx" | "401/403" | "402" | "404" | "422" | "429" | "5xx" | "4xx") | null;
+                            calls: number;
+                            /** @description Calls answered with an error other than 429 (every outcome but `2xx` and `429`). */
+                            errors: number;
+                            /** @description Calls answered 429. */
+                            rate_limited: number;
+                            /** @description Calls per outcome: `2xx`, `401/403` (key refused), `402` (quota), `404`, `422`, `429`, `5xx`, and `4xx` (any other client error). */
+                            outcomes: {
+                                402: number;
+                                404: number;
+                                422: number;
+                                429: number;
+                                "2xx": number;
+                                "401/403": number;
+                                "5xx": number;
+                                "4xx": number;
+                            };
+                            /** @description Server time per call, read from a fixed histogram: each percentile is the upper bound of its bucket (0.5, 1, 2, 5, 10, 20, 50 … 5000 ms), capped by the slowest call. Null without calls. */
+                            latency_ms: {
+                                p50: number | null;
+                                p95: number | null;
+                                p99: number | null;
+                                max: number | null;
+                            };
+                        }[];
+                        /** @description Whether more groups follow this page. */
+                        has_more: boolean;
+                        /** @description The `cursor` of the next page; null on the last one. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };

@@ -92,6 +92,15 @@ export const ConfigFileSchema = v.strictObject({
       sessionsDays: v.optional(days(RETENTION_BOUNDS.sessionsDays)),
       dayCountersDays: v.optional(days(RETENTION_BOUNDS.dayCountersDays, "today's and yesterday's counters are still in use")),
       usageDays: v.optional(days(RETENTION_BOUNDS.usageDays, "the console's daily usage chart shows up to 90 days, the billing period up to 31")),
+      analyticsHourlyDays: v.optional(days(RETENTION_BOUNDS.analyticsHourlyDays, "the console shows the last 24 hours by hour")),
+      analyticsDailyDays: v.optional(days(RETENTION_BOUNDS.analyticsDailyDays, "the console shows the last 30 days by day")),
+    }),
+  ),
+  analytics: v.optional(
+    v.strictObject({
+      enabled: v.optional(v.boolean()),
+      flushSeconds: v.optional(v.pipe(v.number(), v.minValue(0.1, "must be at least 0.1"), v.maxValue(300, "must be at most 300 (a kill -9 loses up to one interval)"))),
+      maxSeries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100, "must be at least 100"), v.maxValue(10_000_000, "must be at most 10000000"))),
     }),
   ),
   server: v.optional(

@@ -48,9 +48,9 @@ describe("config", () => {
   });
 
   it("retention: documented defaults; whole days within bounds that keep what is still read (day counters in use, the console's 90-day chart)", () => {
-    expect(DEFAULT_CONFIG.retention).toEqual({ deliveriesDays: 30, eventsDays: 30, sessionsDays: 7, dayCountersDays: 2, usageDays: 400 });
-    const set = resolveConfig({ retention: { deliveriesDays: 7, sessionsDays: 0, usageDays: 90 } });
-    expect(set.ok && set.config.retention).toEqual({ deliveriesDays: 7, eventsDays: 30, sessionsDays: 0, dayCountersDays: 2, usageDays: 90 });
+    expect(DEFAULT_CONFIG.retention).toEqual({ deliveriesDays: 30, eventsDays: 30, sessionsDays: 7, dayCountersDays: 2, usageDays: 400, analyticsHourlyDays: 30, analyticsDailyDays: 400 });
+    const set = resolveConfig({ retention: { deliveriesDays: 7, sessionsDays: 0, usageDays: 90, analyticsHourlyDays: 7 } });
+    expect(set.ok && set.config.retention).toEqual({ deliveriesDays: 7, eventsDays: 30, sessionsDays: 0, dayCountersDays: 2, usageDays: 90, analyticsHourlyDays: 7, analyticsDailyDays: 400 });
     for (const [retention, message] of [
       [{ usageDays: 89 }, "retention.usageDays: must be at least 90 (the console's daily usage chart"],
       [{ dayCountersDays: 1 }, "retention.dayCountersDays: must be at least 2"],

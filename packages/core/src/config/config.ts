@@ -51,6 +51,8 @@ export interface ServiceConfig {
   readonly log: { readonly access: boolean };
   /** How long the pruning worker keeps what is no longer needed, in days (docs/operations.md, "Retention and pruning"). */
   readonly retention: RetentionConfig;
+  /** Usage analytics per key (docs/analytics.md): counted in memory, written every `flushSeconds`; `enabled: false` counts nothing. */
+  readonly analytics: { readonly enabled: boolean; readonly flushSeconds: number; readonly maxSeries: number };
   /** The HTTP server: a request's headers and body must arrive within `requestTimeoutSeconds` of its start (else 408 `request.timeout`). */
   readonly server: { readonly requestTimeoutSeconds: number };
 }
@@ -67,6 +69,10 @@ export interface RetentionConfig {
   readonly dayCountersDays: number;
   /** The usage history by UTC day (the console's chart), today included in the count. */
   readonly usageDays: number;
+  /** Usage analytics' hourly rows, counted from the hour's start. */
+  readonly analyticsHourlyDays: number;
+  /** Usage analytics' daily rows, counted from the UTC day's start. */
+  readonly analyticsDailyDays: number;
 }
 
 /** The contract's defaults. Enterprise limits are per account; these are its starting values. */
@@ -108,7 +114,8 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   metrics: { token: null },
   shutdown: { drainDelaySeconds: 0, drainTimeoutSeconds: 30 },
   log: { access: false },
-  retention: { deliveriesDays: 30, eventsDays: 30, sessionsDays: 7, dayCountersDays: 2, usageDays: 400 },
+  retention: { deliveriesDays: 30, eventsDays: 30, sessionsDays: 7, dayCountersDays: 2, usageDays: 400, analyticsHourlyDays: 30, analyticsDailyDays: 400 },
+  analytics: { enabled: true, flushSeconds: 5, maxSeries: 100_000 },
   server: { requestTimeoutSeconds: 30 },
 };
 

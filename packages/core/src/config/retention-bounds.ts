@@ -19,4 +19,7 @@ export const RETENTION_BOUNDS = {
   dayCountersDays: { min: 2, max: 3650 },
   // The console's chart, which covers the longest billing period too.
   usageDays: { min: Math.max(DAILY_USAGE_MAX_DAYS, LONGEST_BILLING_PERIOD_DAYS), max: 3650 },
+  // The console's last 24 hours of analytics read hourly rows; its 30 days, daily rows.
+  analyticsHourlyDays: { min: 2, max: 3650 },
+  analyticsDailyDays: { min: 31, max: 3650 },
 } as const;

@@ -11,6 +11,7 @@ import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import type { Storage } from "../storage/types.ts";
 import type { SecretBox } from "../webhooks/secret-box.ts";
 import type { ConsoleAssets } from "./console-ui/console-ui.ts";
+import type { UsageAggregator } from "../analytics/usage-aggregator.ts";
 
 /** Resolves a console request (and its connection) to its account id, or null when the caller is not signed in; may throw a ServiceError to refuse it. */
 export type ConsoleAuth = (request: Request, client: ClientInfo) => Promise<string | null> | string | null;
@@ -115,4 +116,6 @@ export interface AppContext {
   readonly liveData: BenchmarkSource;
   readonly consoleAuth: ConsoleAuth;
   readonly adminToken: string | null;
+  /** This instance's usage analytics aggregate, or null when `analytics.enabled` is false. */
+  readonly analytics: UsageAggregator | null;
 }

@@ -95,7 +95,7 @@ describe("console keys", () => {
     const list = await k.console(session, "GET", "/keys");
     expect(list.body.data).toHaveLength(1);
     const item = list.body.data[0];
-    expect(Object.keys(item).sort()).toEqual(["created_at", "environment", "is_active", "key_id", "name", "prefix", "revoked_at", "rotated_at", "rotation_due", "scopes"]);
+    expect(Object.keys(item).sort()).toEqual(["created_at", "environment", "is_active", "key_id", "last_used_at", "name", "prefix", "revoked_at", "rotated_at", "rotation_due", "scopes"]);
     expect(JSON.stringify(list.body)).not.toContain(key.raw.slice(12));
     expect(item.rotation_due).toBe(false);
     k.clock.advance(90 * DAY + 1);

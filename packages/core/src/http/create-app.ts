@@ -42,6 +42,8 @@ import { safeHooks } from "./safe-hooks.ts";
 import { healthzRoute } from "./service/healthz.ts";
 import { METRICS_TOKEN, metricsRoute, readGauges } from "./service/metrics-route.ts";
 import { READINESS_TIMEOUT_MS, readyzRoute } from "./service/readyz.ts";
+import type { UsageAggregator } from "../analytics/usage-aggregator.ts";
+import { createUsageAggregator } from "../analytics/usage-aggregator.ts";
 
 export { DATA_BASE } from "./data/data-routes.ts";
 export { ErrorBodySchema } from "./error-body.ts";
@@ -81,6 +83,12 @@ export interface App {
   readonly draining: boolean;
   /** The metrics registry (`GET /metrics` renders it); give it to the workers so their metrics show there too. */
   readonly metrics: MetricsRegistry;
+  /**
+   * Usage analytics of this instance (null when `analytics.enabled` is false): written every `analytics.flushSeconds`
+   * by a timer that does not keep the process alive; `flush()` writes now, `close()` (graceful shutdown) stops the
+   * timer and writes what is left.
+   */
+  readonly analytics: Pick<UsageAggregator, "flush" | "close"> | null;
 }
 
 /** Creates the HTTP app over a storage and the capabilities it needs. */
@@ -94,6 +102,12 @@ export function createApp(options: AppOptions): App {
   const faults = faultLog(logger, clock, { onFault: (cause) => metrics.storageError(cause) });
   const sink = { faults, metrics };
   const storage = failClosedStorage(options.storage, sink);
+  // The raw store: a failed write is the aggregator's to log and retry, never a 503 or a storage fault of a request.
+  const rawStore = options.storage;
+  const analytics = config.analytics.enabled
+    ? createUsageAggregator({ write: (batch) => rawStore.addKeyUsage(batch), logger, flushMs: config.analytics.flushSeconds * 1000, maxSeries: config.analytics.maxSeries, metrics: registry })
+    : null;
+  analytics?.start();
   const app: AppContext = {
     storage,
     clock,
@@ -112,6 +126,7 @@ export function createApp(options: AppOptions): App {
     liveData: failClosedSource(options.liveData ?? options.storage.benchmarks, sink, "liveData"),
     consoleAuth: options.consoleAuth ?? sessionTokenAuth(storage, clock, options.hashSecret ?? hashSecret, { trustProxy: config.trustProxy }),
     adminToken: options.adminToken ? options.adminToken : null,
+    analytics,
   };
 
   const consoleUi = options.consoleUi === false ? undefined : options.consoleUi;
@@ -210,6 +225,7 @@ export function createApp(options: AppOptions): App {
     },
     routes: allRoutes.map((r) => ({ method: r.method, path: r.path, operationId: r.doc.operationId })),
     metrics: registry,
+    analytics,
     drain() {
       if (draining) return;
       draining = true;

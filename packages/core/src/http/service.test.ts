@@ -74,8 +74,8 @@ describe("OpenAPI document", () => {
       "POST /api/v1/admin/accounts", "GET /api/v1/admin/accounts/{account_id}", "PATCH /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}", "POST /api/v1/admin/accounts/{account_id}/sessions",
       "POST /api/v1/admin/accounts/{account_id}/billing/release", "POST /api/v1/admin/accounts/{account_id}/suspend", "POST /api/v1/admin/accounts/{account_id}/resume",
       "DELETE /api/v1/admin/accounts/{account_id}/sessions", "POST /api/v1/admin/accounts/{account_id}/sign-in-links",
-      "GET /api/v1/admin/accounts", "GET /api/v1/admin/accounts/{account_id}/export", "DELETE /api/v1/admin/accounts/{account_id}",
-      "POST /api/v1/console/sign-in", "POST /api/v1/console/sign-out", "GET /api/v1/console/account", "GET /api/v1/console/environments", "GET /api/v1/console/usage/daily",
+      "GET /api/v1/admin/accounts", "GET /api/v1/admin/accounts/{account_id}/export", "GET /api/v1/admin/accounts/{account_id}/usage/breakdown", "DELETE /api/v1/admin/accounts/{account_id}",
+      "POST /api/v1/console/sign-in", "POST /api/v1/console/sign-out", "GET /api/v1/console/account", "GET /api/v1/console/environments", "GET /api/v1/console/usage/daily", "GET /api/v1/console/usage/breakdown",
       "GET /healthz", "GET /readyz", "GET /openapi.json",
     ];
     const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`));

@@ -23,7 +23,7 @@ export type ChargeOutcomeLabel = "paid" | "failed" | "unknown" | "lease_lost";
 export type PruneRunOutcome = "succeeded" | "failed";
 
 /** The tables the pruning worker deletes from, as `benchdata_retention_pruned_rows_total` labels them. */
-const PRUNED_TABLES: readonly PrunedTable[] = ["deliveries", "delivery_attempts", "events", "sessions", "sign_in_links", "day_counters", "usage_days"];
+const PRUNED_TABLES: readonly PrunedTable[] = ["deliveries", "delivery_attempts", "events", "sessions", "sign_in_links", "day_counters", "usage_days", "key_usage_hours", "key_usage_days"];
 
 /** The status classes `requests_total` is labelled with, indexed by `status / 100`. */
 const STATUS_CLASSES = ["1xx", "1xx", "2xx", "3xx", "4xx", "5xx"] as const;

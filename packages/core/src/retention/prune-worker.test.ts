@@ -42,10 +42,10 @@ describe("pruning worker", () => {
     const clock = manualClock(T0);
     const worker = createPruneWorker({ storage, clock, config: defineConfig(), logger, metrics, batchSize: 3, pauseMs: 0 });
     const report = await worker.tick();
-    expect(report).toMatchObject({ failed: false, stopped: false, deleted: { sessions: 7, deliveries: 0, events: 0, sign_in_links: 0, day_counters: 0, usage_days: 0 } });
+    expect(report).toMatchObject({ failed: false, stopped: false, deleted: { sessions: 7, deliveries: 0, events: 0, sign_in_links: 0, day_counters: 0, usage_days: 0, key_usage_hours: 0, key_usage_days: 0 } });
     // Sessions went 3, 3, 1; every other target took one batch.
     expect(calls.filter((c) => c.target === "sessions").map((c) => c.after?.id ?? null)).toEqual([null, "h4", "h1"]);
-    expect(calls.map((c) => c.target)).toEqual(["deliveries", "events", "sessions", "sessions", "sessions", "sign_in_links", "day_counters", "usage_days"]);
+    expect(calls.map((c) => c.target)).toEqual(["deliveries", "events", "sessions", "sessions", "sessions", "sign_in_links", "day_counters", "usage_days", "key_usage_hours", "key_usage_days"]);
     expect(calls.every((c) => c.limit === 3)).toBe(true);
     expect(calls.find((c) => c.target === "sessions")!.before).toBe(T0 - 7 * DAY);
     expect(report.batches).toBe(calls.length);
@@ -64,7 +64,7 @@ describe("pruning worker", () => {
     expect(text).toContain("# TYPE benchdata_retention_last_success_timestamp_seconds gauge");
     const pruned = lines.filter((l) => l.msg === "retention: pruned");
     expect(pruned).toHaveLength(2);
-    expect(pruned[0]).toMatchObject({ level: "info", fields: { sessions: 7, deliveries: 0, delivery_attempts: 0, events: 0, sign_in_links: 0, day_counters: 0, usage_days: 0, batches: 8 } });
+    expect(pruned[0]).toMatchObject({ level: "info", fields: { sessions: 7, deliveries: 0, delivery_attempts: 0, events: 0, sign_in_links: 0, day_counters: 0, usage_days: 0, key_usage_hours: 0, key_usage_days: 0, batches: 10 } });
     expect(typeof pruned[0]!.fields.duration_ms).toBe("number");
   });
 

@@ -63,7 +63,7 @@ export interface PruneWorker {
 }
 
 function noneDeleted(): Record<PrunedTable, number> {
-  return { deliveries: 0, delivery_attempts: 0, events: 0, sessions: 0, sign_in_links: 0, day_counters: 0, usage_days: 0 };
+  return { deliveries: 0, delivery_attempts: 0, events: 0, sessions: 0, sign_in_links: 0, day_counters: 0, usage_days: 0, key_usage_hours: 0, key_usage_days: 0 };
 }
 
 /** Creates a pruning worker over `storage`; nothing runs until `tick()` or `start()`. */

@@ -6,7 +6,7 @@ import type { PruneTarget } from "../storage/types.ts";
 const DAY_MS = 86_400_000;
 
 /** The order a run prunes in: deliveries before events, so the events they free go in the same run. */
-export const PRUNE_ORDER: readonly PruneTarget[] = ["deliveries", "events", "sessions", "sign_in_links", "day_counters", "usage_days"];
+export const PRUNE_ORDER: readonly PruneTarget[] = ["deliveries", "events", "sessions", "sign_in_links", "day_counters", "usage_days", "key_usage_hours", "key_usage_days"];
 
 /**
  * The cutoff of each target at `now`: a time (Unix ms) for deliveries, events, sessions and sign-in links, a UTC
@@ -25,5 +25,9 @@ export function retentionCutoffs(now: number, retention: RetentionConfig): Reado
     // Kept: the last `dayCountersDays` UTC days, today included.
     day_counters: today - days("dayCountersDays") + 1,
     usage_days: today - days("usageDays") + 1,
+    // Times: an hourly row goes once its hour began more than `analyticsHourlyDays` ago; a daily row once its UTC
+    // day is no longer among the last `analyticsDailyDays`, today included.
+    key_usage_hours: now - days("analyticsHourlyDays") * DAY_MS,
+    key_usage_days: (today - days("analyticsDailyDays") + 1) * DAY_MS,
   };
 }

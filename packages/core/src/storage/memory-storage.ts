@@ -9,6 +9,7 @@ import type { Category, Metric } from "../data/catalog.ts";
 import type { Granularity } from "../data/period.ts";
 import { parsePeriod } from "../data/period.ts";
 import { cryptoRandom } from "../clock/clock.ts";
+import { memoryKeyUsage } from "../analytics/memory-key-usage.ts";
 import { newId } from "../ids/new-id.ts";
 import type { EventDraft } from "../events/events.ts";
 import { serializeEvent } from "../events/events.ts";
@@ -422,6 +423,7 @@ export function createMemoryStorage(): Storage {
     return e;
   };
 
+  const keyUsage = memoryKeyUsage((keyId) => keys.has(keyId));
   const storage: Storage = {
     async migrate() {},
     async close() {},
@@ -1058,6 +1060,7 @@ export function createMemoryStorage(): Storage {
         if (e.accountId === accountId && e.erasedAt === null) auditLog[i] = { ...e, clientAddress: null, personal: null, salt: null, erasedAt: at };
       }
       audit(draft);
+      keyUsage.erase(accountId);
       return { account: tombstone, erased: true };
     },
     async appendAudit(draft) {
@@ -1124,9 +1127,16 @@ export function createMemoryStorage(): Storage {
       return pageOf([...snapshots.values()].filter((r) => r.accountId === accountId), page);
     },
 
+    addKeyUsage: keyUsage.addKeyUsage,
+    keyUsage: keyUsage.keyUsage,
+    keysLastUsed: keyUsage.keysLastUsed,
+
     async prune(input) {
       const deleted: Partial<Record<PrunedTable, number>> = {};
       switch (input.target) {
+        case "key_usage_hours":
+        case "key_usage_days":
+          return keyUsage.prune(input);
         case "deliveries": {
           const finished = [...deliveries.values()].filter((d) => d.status !== "pending");
           const { rows, next } = oldestBatch(finished, (d) => d.createdAt, (d) => d.id, input);

@@ -19,6 +19,7 @@ import type { BenchmarkSource, Cell } from "../data/source.ts";
 import type { RecoverPolicy, RecoverStep } from "../webhooks/recover-budget.ts";
 import type { Category, Metric } from "../data/catalog.ts";
 import type { AuditAction, AuditDraft, AuditEntry, AuditHead } from "../audit/audit-entry.ts";
+import type { UsageOutcome } from "../analytics/usage-outcome.ts";
 
 /** Per-tier limits and prices (an account may override any of them). */
 export interface TierLimits {
@@ -430,8 +431,66 @@ export interface StorageGauges {
   readonly poolWaiting?: number;
 }
 
+/** One row of usage analytics: one key's data requests to one endpoint with one outcome in one UTC hour (or day). */
+export interface KeyUsageRow {
+  /** The hour's start (Unix ms, a multiple of 3 600 000). */
+  readonly hour: number;
+  readonly accountId: string;
+  readonly keyId: string;
+  /** The endpoint's method and template, e.g. `GET /data/v1/benchmarks/{category}`. */
+  readonly endpoint: string;
+  readonly outcome: UsageOutcome;
+  readonly calls: number;
+  /** Calls per latency bucket (core's LATENCY_BOUNDS_MS, LATENCY_BUCKETS of them), summing to `calls`. */
+  readonly latency: readonly number[];
+  /** The slowest of these calls (ms). */
+  readonly maxMs: number;
+}
+
+/** One flush of an instance's analytics aggregate (see `Storage.addKeyUsage`). */
+export interface KeyUsageBatch {
+  readonly rows: readonly KeyUsageRow[];
+  /** Each key's latest data request in the batch (Unix ms, to the minute), at most one per key. */
+  readonly lastUsed: readonly { readonly keyId: string; readonly accountId: string; readonly at: number }[];
+}
+
+/** A group of usage analytics: its bucket's start and the dimensions it is grouped by (null: summed over). */
+export interface KeyUsageGroupKey {
+  /** The hour's or UTC day's start (Unix ms). */
+  readonly start: number;
+  readonly keyId: string | null;
+  readonly endpoint: string | null;
+  readonly outcome: UsageOutcome | null;
+}
+
+/** One group's sums. */
+export interface KeyUsageGroup extends KeyUsageGroupKey {
+  /** Calls per outcome, in USAGE_OUTCOMES order. */
+  readonly outcomes: readonly number[];
+  /** Calls per latency bucket. */
+  readonly latency: readonly number[];
+  readonly maxMs: number;
+}
+
+/** What `Storage.keyUsage` reads: one account's groups, one page. */
+export interface KeyUsageQuery {
+  readonly accountId: string;
+  /** `hour` reads the hourly rows, `day` the daily ones. */
+  readonly granularity: "hour" | "day";
+  /** Buckets starting at or after `from` and before `to` (Unix ms). */
+  readonly from: number;
+  readonly to: number;
+  /** The dimensions groups are made by (beside the bucket); the others are summed over. */
+  readonly groupBy: { readonly key: boolean; readonly endpoint: boolean; readonly outcome: boolean };
+  /** Only this key's rows, when given. */
+  readonly keyId?: string;
+  /** Only groups after this one in ascending (start, key, endpoint, outcome) order, compared as text code unit by code unit. */
+  readonly after?: KeyUsageGroupKey;
+  readonly limit: number;
+}
+
 /** What one call of `Storage.prune` deletes from (a delivery's attempts go with it). */
-export type PruneTarget = "deliveries" | "events" | "sessions" | "sign_in_links" | "day_counters" | "usage_days";
+export type PruneTarget = "deliveries" | "events" | "sessions" | "sign_in_links" | "day_counters" | "usage_days" | "key_usage_hours" | "key_usage_days";
 
 /** The tables pruning deletes rows from. */
 export type PrunedTable = PruneTarget | "delivery_attempts";
@@ -810,12 +869,29 @@ export interface RetentionStore {
    * - `sessions`, `sign_in_links` (`expiresAt`, token hash): those that expired before `before`;
    * - `day_counters` (`day`, counter id: `dayCounterId`): the counters of UTC days before `before`. A count above 0
    *   MUST first be kept in the usage history, so `dailyUsage` reports that day as before;
-   * - `usage_days` (`day`, counter id): the usage history of UTC days before `before`.
+   * - `usage_days` (`day`, counter id): the usage history of UTC days before `before`;
+   * - `key_usage_hours`, `key_usage_days` (hour or day start, then any order): the analytics rows of hours or UTC
+   *   days starting before `before` (Unix ms). Every row examined is deleted, so `after` only says more may be left.
    * Nothing else is ever pruned: invoices, quota rows, accounts, keys, webhooks and snapshots stay. Safe from
    * several processes at once: each row is deleted once and counted by the call that deleted it (a row another
    * process holds locked may be skipped, for a later run).
    */
   prune(input: PruneInput): Promise<PruneResult>;
+}
+
+/** Usage analytics per key (docs/analytics.md): written by each instance's aggregator every few seconds, never per request. */
+export interface KeyAnalyticsStore {
+  /**
+   * Adds one flush of an instance's aggregate in ONE atomic write: each row's calls, latency buckets and slowest
+   * call onto its hour's row and its UTC day's row (created at zero), and each key's last use (the later time
+   * kept). MUST be additive across processes: two instances' flushes add up, never overwrite each other. Rows of
+   * keys that no longer exist (an erased account's) are skipped.
+   */
+  addKeyUsage(batch: KeyUsageBatch): Promise<void>;
+  /** One page of the account's usage groups (see `KeyUsageQuery`), in ascending (start, key, endpoint, outcome) order. */
+  keyUsage(query: KeyUsageQuery): Promise<KeyUsageGroup[]>;
+  /** When each of the account's keys was last used (Unix ms, to the minute), by key id; keys never used are left out. */
+  keysLastUsed(accountId: string): Promise<Record<string, number>>;
 }
 
 /** Benchmark data (live): the imported cells. */
@@ -845,4 +921,5 @@ export interface Storage
     AccountLifecycleStore,
     AuditStore,
     RetentionStore,
+    KeyAnalyticsStore,
     CellStore {}

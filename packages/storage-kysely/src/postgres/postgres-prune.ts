@@ -8,12 +8,13 @@
 import { sql } from "kysely";
 import type { RawBuilder } from "kysely";
 import type { PruneInput, PrunedTable, PruneResult } from "@benchdata/core";
+import type { IndexedPruneTarget } from "../prune-spec.ts";
 import { PRUNE_SPECS } from "../prune-spec.ts";
 import type { Row } from "../rows.ts";
 import { num } from "../rows.ts";
 
 /** The statement of one batch, answering `examined`, `deleted`, `attempts` and the last row examined (`last_k`, `last_i`). */
-export function postgresPruneBatch(input: PruneInput): RawBuilder<unknown> {
+export function postgresPruneBatch(input: PruneInput & { target: IndexedPruneTarget }): RawBuilder<unknown> {
   const { target } = input;
   const s = PRUNE_SPECS[target];
   const key = sql.ref(s.key);

@@ -68,6 +68,8 @@ import { accountFromRow, deliveryFromRow, invoiceFromRow, json, keyFromRow, look
 import { migratePostgres } from "./postgres-migrate.ts";
 import { verifiedKeys } from "./verified-keys.ts";
 import { postgresPruneBatch, pruneResultOf } from "./postgres-prune.ts";
+import { postgresKeyUsage } from "../key-usage/postgres-key-usage.ts";
+import { isIndexedTarget } from "../prune-spec.ts";
 
 /** Options of the PostgreSQL storage. */
 export interface PostgresStorageOptions {
@@ -291,6 +293,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
   const clockArg = (now: number): number | null => (options.clock === "app" ? now : null);
 
   /** A READ COMMITTED transaction, retried if PostgreSQL picked it as a deadlock victim. */
+  const keyUsage = postgresKeyUsage(db);
   async function tx<T>(fn: (trx: Db) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -1232,7 +1235,7 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
           const r = await sql`DELETE FROM ${sql.table(table)} WHERE id IN (SELECT id FROM ${sql.table(table)} WHERE account_id = ${accountId} LIMIT ${n}::integer)`.execute(trx);
           if (Number(r.numAffectedRows ?? 0) > 0) return Number(r.numAffectedRows);
         }
-        return 0;
+        return keyUsage.purge(trx, accountId, n);
       });
     },
     async accountSessions(accountId) {
@@ -1300,8 +1303,14 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       return auditHeadFromRow((await one(db, sql`SELECT seq, hash FROM audit_head WHERE id = 1`))!);
     },
     async prune(input) {
-      return pruneResultOf(input, (await one(db, postgresPruneBatch(input)))!);
+      const target = input.target;
+      if (!isIndexedTarget(target)) return keyUsage.prune(input);
+      return pruneResultOf(input, (await one(db, postgresPruneBatch({ ...input, target })))!);
     },
+
+    addKeyUsage: (batch) => keyUsage.addKeyUsage(batch),
+    keyUsage: (query) => keyUsage.keyUsage(query),
+    keysLastUsed: (accountId) => keyUsage.keysLastUsed(accountId),
 
     benchmarks,
     async replaceCells(prepared, replace) {

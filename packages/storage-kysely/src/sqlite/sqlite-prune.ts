@@ -5,14 +5,15 @@
  * and those of other processes wait on the file lock as for any writer; the admission memo notices the deletions
  * (total_changes, data_version) and reads afresh.
  */
-import type { PruneInput, PrunedTable, PruneResult, PruneTarget } from "@benchdata/core";
+import type { PruneInput, PrunedTable, PruneResult } from "@benchdata/core";
 import type { SqliteStatement } from "./driver.ts";
 import type { Row } from "../rows.ts";
 import { num } from "../rows.ts";
+import type { IndexedPruneTarget } from "../prune-spec.ts";
 import { PRUNE_SPECS } from "../prune-spec.ts";
 
 /** The rows a batch of `target` examines: the oldest `@limit` below `@before`, after (`@k`, `@i`), by the target's index. */
-export function sqlitePruneBatch(target: PruneTarget): string {
+export function sqlitePruneBatch(target: IndexedPruneTarget): string {
   const s = PRUNE_SPECS[target];
   // An event may go only when no delivery refers to it any more (deliveries_by_event answers by one seek).
   const extra = target === "events" ? ", NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = t.id) AS free" : target === "day_counters" ? ", t.count" : "";
@@ -34,13 +35,14 @@ export const SQLITE_PRUNE_STATEMENTS = {
   usageDay: "DELETE FROM usage_days WHERE account_id = ? AND day = ?",
 } as const;
 
-/** The store's `prune`, over its prepared statements (`q`) and IMMEDIATE transactions (`immediate`). */
+/** The store's `prune` of PRUNE_SPECS' targets, over its prepared statements (`q`) and IMMEDIATE transactions (`immediate`). */
 export function sqlitePrune(q: (sql: string) => SqliteStatement, immediate: <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A) => R): (input: PruneInput) => PruneResult {
   const S = SQLITE_PRUNE_STATEMENTS;
   return immediate((input: PruneInput): PruneResult => {
     // Without a cursor, from before every row (times and days are never that low).
     const after = input.after ?? { key: Number.MIN_SAFE_INTEGER, id: "" };
-    const rows = q(sqlitePruneBatch(input.target)).all({ before: input.before, k: after.key, i: after.id, limit: Math.max(0, Math.floor(input.limit)) }) as Row[];
+    const target = input.target as IndexedPruneTarget;
+    const rows = q(sqlitePruneBatch(target)).all({ before: input.before, k: after.key, i: after.id, limit: Math.max(0, Math.floor(input.limit)) }) as Row[];
     const deleted: Partial<Record<PrunedTable, number>> = {};
     const count = (table: PrunedTable, n: number): void => {
       deleted[table] = (deleted[table] ?? 0) + n;

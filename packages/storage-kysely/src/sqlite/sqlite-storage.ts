@@ -94,6 +94,8 @@ import { admissionMemo } from "./admission-memo.ts";
 import type { ChunkRows } from "./window-chunks.ts";
 import { ChunkedWindow, WINDOW_CHUNK_SIZE } from "./window-chunks.ts";
 import { sqlitePrune } from "./sqlite-prune.ts";
+import { sqliteKeyUsage } from "../key-usage/sqlite-key-usage.ts";
+import { isIndexedTarget } from "../prune-spec.ts";
 
 /** Options of the SQLite storage. */
 export interface SqliteStorageOptions {
@@ -858,7 +860,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return { account: accountFromRow(tombstone), erased: true };
   });
 
-  /** One short step of an erased account's history: some deliveries with their attempts, else events, else snapshots. */
+  const keyUsage = sqliteKeyUsage(q, immediate);
+  /** One short step of an erased account's history: some deliveries with their attempts, else events, else snapshots, else usage analytics. */
   const purgeAccountTx = immediate((accountId: string, limit: number): number => {
     if (!isDeleted(accountId)) return 0;
     const ids = (q("SELECT id FROM deliveries WHERE account_id = ? LIMIT ?").all(accountId, limit) as { id: string }[]).map((r) => r.id);
@@ -869,7 +872,9 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     }
     const events = q("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE account_id = ? LIMIT ?)").run(accountId, limit).changes;
     if (events > 0) return events;
-    return q("DELETE FROM merchant_snapshots WHERE id IN (SELECT id FROM merchant_snapshots WHERE account_id = ? LIMIT ?)").run(accountId, limit).changes;
+    const snapshots = q("DELETE FROM merchant_snapshots WHERE id IN (SELECT id FROM merchant_snapshots WHERE account_id = ? LIMIT ?)").run(accountId, limit).changes;
+    if (snapshots > 0) return snapshots;
+    return keyUsage.purge(accountId, limit);
   });
 
   const pruneTx = sqlitePrune(q, immediate);
@@ -1187,7 +1192,17 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     },
 
     async prune(input) {
-      return pruneTx(input);
+      return isIndexedTarget(input.target) ? pruneTx(input) : keyUsage.prune(input);
+    },
+
+    async addKeyUsage(batch) {
+      keyUsage.addKeyUsage(batch);
+    },
+    async keyUsage(query) {
+      return keyUsage.keyUsage(query);
+    },
+    async keysLastUsed(accountId) {
+      return keyUsage.keysLastUsed(accountId);
     },
 
     async appendAudit(draft) {

@@ -7,7 +7,7 @@ import { isCalendarTime, isoTime } from "../../clock/clock.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { EVENT_TYPES } from "../../events/events.ts";
 import { TIERS } from "../../scopes/scopes.ts";
-import type { AccountLifecycleStore, AccountListQuery, AccountRecord, AccountStore, BillingStore, KeyStore, RecordPage, RecordPosition, WebhookStore } from "../../storage/types.ts";
+import type { AccountLifecycleStore, AccountListQuery, AccountRecord, AccountStore, BillingStore, KeyAnalyticsStore, KeyStore, RecordPage, RecordPosition, WebhookStore } from "../../storage/types.ts";
 import type { AppContext } from "../app-options.ts";
 import { integerParam } from "../data/query-params.ts";
 import { SnapshotSchema, snapshotView } from "../data/merchant-views.ts";
@@ -18,7 +18,7 @@ import { accountNotFound, AccountSchema, accountView } from "./account-view.ts";
 import { ACCOUNT_ID, op } from "./admin-op.ts";
 
 /** The storage facets these routes use (the app's storage, seen through them). */
-const store = (app: AppContext): AccountStore & KeyStore & WebhookStore & BillingStore & AccountLifecycleStore => app.storage;
+const store = (app: AppContext): AccountStore & KeyStore & WebhookStore & BillingStore & AccountLifecycleStore & KeyAnalyticsStore => app.storage;
 
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -189,12 +189,19 @@ async function* jsonArray<R extends RecordPosition>(name: string, read: (page: R
 async function exportPieces(app: AppContext, account: AccountRecord, now: number): Promise<AsyncGenerator<string>> {
   const storage = store(app);
   const id = account.id;
-  const [keys, sessions, webhooks, invoices, usage] = await Promise.all([storage.listKeys(id), storage.accountSessions(id), storage.listWebhooks(id), storage.listInvoices(id), storage.accountUsage(id)]);
+  const [keys, sessions, webhooks, invoices, usage, used] = await Promise.all([
+    storage.listKeys(id),
+    storage.accountSessions(id),
+    storage.listWebhooks(id),
+    storage.listInvoices(id),
+    storage.accountUsage(id),
+    storage.keysLastUsed(id),
+  ]);
   const head = {
     format: ACCOUNT_EXPORT_FORMAT,
     exported_at: isoTime(now),
     account: accountView(app, account),
-    keys: keys.map((k) => keyView(k, now)),
+    keys: keys.map((k) => keyView(k, now, used[k.id] ?? null)),
     console_sessions: sessions.map((s) => ({ kind: s.kind, created_at: isoTime(s.createdAt), expires_at: isoTime(s.expiresAt) })),
     webhooks: webhooks.map(webhookView),
   };

@@ -16,6 +16,7 @@ import { clientAddressOf } from "../data/key-checks.ts";
 import { deleteAccount, exportAccount, listAccounts } from "./account-lifecycle.ts";
 import { resumeAccount, suspendAccount } from "./account-status.ts";
 import { createAccount, getAccount, patchAccount, postAccount } from "./accounts.ts";
+import { adminUsageBreakdown } from "./usage-breakdown.ts";
 import type { AdminOp } from "./admin-op.ts";
 import { releaseHold } from "./billing.ts";
 import { createSession, createSignInLink, revokeSessions } from "./sessions.ts";
@@ -45,6 +46,7 @@ const OPS: readonly AdminOp<any, any>[] = [
   revokeSessions,
   createSignInLink,
   releaseHold,
+  adminUsageBreakdown,
 ];
 
 /**

@@ -5,6 +5,7 @@ import { getEnvironments } from "./environments.ts";
 import { createKey, getKey, listKeys, revokeKey, rotateKey } from "./keys.ts";
 import { getAccount, signIn, signOut } from "./sign-in.ts";
 import { usageDaily, usageSummary } from "./usage.ts";
+import { usageBreakdownRoute } from "./usage-breakdown.ts";
 import { createWebhook, deleteWebhook, enableWebhook, getWebhook, listDeliveries, listWebhooks, recoverWebhook, retryDelivery, rotateWebhookSecret, testWebhooks } from "./webhooks.ts";
 
 /** The console routes under `/api/v1/console`. */
@@ -20,6 +21,7 @@ export const CONSOLE_ROUTES: readonly AnyConsoleRoute[] = [
   revokeKey,
   usageSummary,
   usageDaily,
+  usageBreakdownRoute,
   createWebhook,
   listWebhooks,
   testWebhooks,

@@ -5,14 +5,14 @@ import { newId } from "../../ids/new-id.ts";
 import { generateApiKey } from "../../keys/api-key.ts";
 import type { Scope } from "../../scopes/scopes.ts";
 import { SCOPE_MIN_TIER, SCOPES, scopesBeyondTier, tierPermits } from "../../scopes/scopes.ts";
-import type { ApiKeyRecord, KeyStore } from "../../storage/types.ts";
+import type { ApiKeyRecord, KeyAnalyticsStore, KeyStore } from "../../storage/types.ts";
 import { ok } from "../reply.ts";
 import { accountOf, defineConsoleRoute, INVALID_SESSION, notFound } from "./define-console-route.ts";
 import { KeySchema, KeyWithSecretSchema, keyView, listOf } from "./views.ts";
 import type { AppContext } from "../app-options.ts";
 
 /** The storage facets these routes use (the app's storage, seen through them). */
-const store = (app: AppContext): KeyStore => app.storage;
+const store = (app: AppContext): KeyStore & KeyAnalyticsStore => app.storage;
 
 const KEY_ID = { key_id: "The key's identifier (`key_…`)." };
 
@@ -66,7 +66,7 @@ export const createKey = defineConsoleRoute({
       throw new ServiceError(409, "console.limit_reached", `This account already has ${app.config.keys.maxPerAccount} keys that are not revoked (the maximum). Revoke one first.`);
     }
     app.hooks.eventsWritten();
-    return { status: 201, body: { ...keyView(key, now), raw_key: generated.raw } };
+    return { status: 201, body: { ...keyView(key, now, null), raw_key: generated.raw } };
   },
 });
 
@@ -80,8 +80,8 @@ export const listKeys = defineConsoleRoute({
   success: { status: 200, description: "The keys.", schema: listOf(KeySchema) },
   errors: [],
   async handle({ app, accountId, now }) {
-    const keys = await store(app).listKeys(accountId);
-    return ok({ data: keys.map((k) => keyView(k, now)) });
+    const [keys, used] = await Promise.all([store(app).listKeys(accountId), store(app).keysLastUsed(accountId)]);
+    return ok({ data: keys.map((k) => keyView(k, now, used[k.id] ?? null)) });
   },
 });
 
@@ -98,7 +98,7 @@ export const getKey = defineConsoleRoute({
     const keyId = params.key_id as string;
     const key = await store(app).getKey(accountId, keyId);
     if (key === null) throw notFound("key", keyId);
-    return ok(keyView(key, now));
+    return ok(keyView(key, now, (await store(app).keysLastUsed(accountId))[key.id] ?? null));
   },
 });
 
@@ -136,7 +136,7 @@ export const rotateKey = defineConsoleRoute({
     // Revoked between the read and the rotation.
     if (rotated === null) throw revoked(keyId);
     app.hooks.eventsWritten();
-    return ok({ ...keyView(rotated, now), raw_key: generated.raw });
+    return ok({ ...keyView(rotated, now, (await store(app).keysLastUsed(accountId))[rotated.id] ?? null), raw_key: generated.raw });
   },
 });
 
@@ -159,6 +159,6 @@ export const revokeKey = defineConsoleRoute({
     const key = await store(app).revokeKey({ accountId, keyId, now, eventId: newId("evt", app.clock, app.idRandom) });
     if (key === null) throw notFound("key", keyId);
     app.hooks.eventsWritten();
-    return ok(keyView(key, now));
+    return ok(keyView(key, now, (await store(app).keysLastUsed(accountId))[key.id] ?? null));
   },
 });

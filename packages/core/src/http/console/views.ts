@@ -24,13 +24,17 @@ export const KeySchema = v.object({
   rotated_at: NullableTimestamp,
   revoked_at: NullableTimestamp,
   rotation_due: v.pipe(v.boolean(), v.description("True for an active key more than 90 days past its creation or last rotation.")),
+  last_used_at: v.pipe(
+    NullableTimestamp,
+    v.description("The minute of the key's latest data request, whatever its outcome (written every few seconds, see `analytics.flushSeconds`); null when never used since usage analytics began."),
+  ),
 });
 
 /** A key with its raw text, shown once at creation or rotation. */
 export const KeyWithSecretSchema = v.object({ ...KeySchema.entries, raw_key: v.pipe(v.string(), v.description("The full key, shown only in this response.")) });
 
-/** The console view of a key. */
-export function keyView(key: ApiKeyRecord, now: number): v.InferOutput<typeof KeySchema> {
+/** The console view of a key, with when it was last used (Unix ms, or null: never, as far as analytics know). */
+export function keyView(key: ApiKeyRecord, now: number, lastUsedAt: number | null): v.InferOutput<typeof KeySchema> {
   const since = key.rotatedAt ?? key.createdAt;
   return {
     key_id: key.id,
@@ -43,6 +47,7 @@ export function keyView(key: ApiKeyRecord, now: number): v.InferOutput<typeof Ke
     rotated_at: key.rotatedAt === null ? null : isoTime(key.rotatedAt),
     revoked_at: key.revokedAt === null ? null : isoTime(key.revokedAt),
     rotation_due: key.isActive && now - since > ROTATION_DUE_MS,
+    last_used_at: lastUsedAt === null ? null : isoTime(lastUsedAt),
   };
 }
 

@@ -208,10 +208,15 @@ function endpointPipeline(
     }
   };
 
-  // Counted and timed here rather than by a wrapper around the route: no extra promise per request.
+  // Counted and timed here rather than by a wrapper around the route: no extra promise per request. Usage
+  // analytics count the request under its key when one was found (an unknown or malformed key has none).
   const timing = metrics.route(endpoint.endpoint.slice(0, space), `/data/v1${endpoint.endpoint.slice(space + 1)}`);
-  const done = (response: Response, start: number, requestId: string | undefined): Response => {
-    timing.record(response.status, performance.now() - start);
+  const analytics = app.analytics;
+  const slot = analytics === null ? 0 : analytics.endpoint(label);
+  const done = (response: Response, start: number, requestId: string | undefined, found: KeyLookup | null): Response => {
+    const ms = performance.now() - start;
+    timing.record(response.status, ms);
+    if (found !== null && analytics !== null) analytics.record(found.key.id, found.account.id, slot, response.status, ms, clock.now());
     return requestId === undefined ? response : markStamped(response);
   };
 
@@ -221,6 +226,7 @@ function endpointPipeline(
     const headers = request.headers;
     const cors = headers.get("origin") !== null;
     let window: WindowInfo | null = null;
+    let found: KeyLookup | null = null;
     try {
       const raw = bearerToken(headers.get("authorization"));
       if (raw === null) throw MISSING_KEY;
@@ -239,6 +245,7 @@ function endpointPipeline(
       let result: AdmitResult;
       for (let tries = 1; ; tries++) {
         if (lookup === null) throw UNKNOWN_KEY;
+        found = lookup;
         const refused = refusal(lookup, request, client, cors);
         if (refused !== null) {
           if (!fresh) {
@@ -310,15 +317,15 @@ function endpointPipeline(
       const h = responseHeaders(window, cors, requestId);
       if (reply.json !== undefined) {
         if (reply.contentType !== undefined) h["content-type"] = reply.contentType;
-        return done(new Response(reply.json, { status: reply.status, headers: h }), start, requestId);
+        return done(new Response(reply.json, { status: reply.status, headers: h }), start, requestId, found);
       }
       if (reply.body === undefined) {
         delete h["content-type"];
-        return done(new Response(null, { status: reply.status, headers: h }), start, requestId);
+        return done(new Response(null, { status: reply.status, headers: h }), start, requestId, found);
       }
-      return done(new Response(JSON.stringify(reply.body), { status: reply.status, headers: h }), start, requestId);
+      return done(new Response(JSON.stringify(reply.body), { status: reply.status, headers: h }), start, requestId, found);
     } catch (error) {
-      return done(errorOut(asServiceError(error, logger, label, request), window, cors, requestId), start, requestId);
+      return done(errorOut(asServiceError(error, logger, label, request), window, cors, requestId), start, requestId, found);
     }
   };
 }

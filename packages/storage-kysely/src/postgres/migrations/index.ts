@@ -20,6 +20,7 @@ import * as m0022 from "./0022-account-tombstones.ts";
 import * as m0023 from "./0023-retention-indexes.ts";
 import * as m0024 from "./0024-audit-log.ts";
 import * as m0025 from "./0025-recover-budgets.ts";
+import * as m0026 from "./0026-usage-analytics.ts";
 
 export const POSTGRES_MIGRATIONS = releasedMigrations({
   "0001-initial-schema": m0001,
@@ -42,4 +43,5 @@ export const POSTGRES_MIGRATIONS = releasedMigrations({
   "0023-retention-indexes": m0023,
   "0024-audit-log": m0024,
   "0025-recover-budgets": m0025,
+  "0026-usage-analytics": m0026,
 });

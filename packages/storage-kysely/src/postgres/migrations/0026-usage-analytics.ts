@@ -1,0 +1,72 @@
+/**
+ * PostgreSQL migration 26: usage analytics: calls per key, endpoint, outcome and hour or day, with latency histograms; each key's last use.
+ * Released: never edit this file (../../migrations-manifest.txt holds its hash).
+ */
+export const name = "usage analytics: calls per key, endpoint, outcome and hour or day, with latency histograms; each key's last use";
+
+export const sql = `
+-- Usage analytics (docs/analytics.md): calls per key, endpoint, outcome and hour (and UTC day), with a fixed latency
+-- histogram (l0 … l13, core's LATENCY_BOUNDS_MS) and the slowest call. Written by each instance's aggregator every
+-- few seconds as additive upserts; pruned oldest first by the primary key's order.
+
+CREATE TABLE key_usage_hours (
+  start      BIGINT NOT NULL,
+  key_id     TEXT NOT NULL,
+  endpoint   TEXT NOT NULL,
+  outcome    TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  calls      BIGINT NOT NULL,
+  max_ms     DOUBLE PRECISION NOT NULL,
+  l0 BIGINT NOT NULL DEFAULT 0,
+  l1 BIGINT NOT NULL DEFAULT 0,
+  l2 BIGINT NOT NULL DEFAULT 0,
+  l3 BIGINT NOT NULL DEFAULT 0,
+  l4 BIGINT NOT NULL DEFAULT 0,
+  l5 BIGINT NOT NULL DEFAULT 0,
+  l6 BIGINT NOT NULL DEFAULT 0,
+  l7 BIGINT NOT NULL DEFAULT 0,
+  l8 BIGINT NOT NULL DEFAULT 0,
+  l9 BIGINT NOT NULL DEFAULT 0,
+  l10 BIGINT NOT NULL DEFAULT 0,
+  l11 BIGINT NOT NULL DEFAULT 0,
+  l12 BIGINT NOT NULL DEFAULT 0,
+  l13 BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (start, key_id, endpoint, outcome)
+);
+-- A breakdown reads one account's range; an erasure deletes one account's rows.
+CREATE INDEX key_usage_hours_by_account ON key_usage_hours (account_id, start);
+
+CREATE TABLE key_usage_days (
+  start      BIGINT NOT NULL,
+  key_id     TEXT NOT NULL,
+  endpoint   TEXT NOT NULL,
+  outcome    TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  calls      BIGINT NOT NULL,
+  max_ms     DOUBLE PRECISION NOT NULL,
+  l0 BIGINT NOT NULL DEFAULT 0,
+  l1 BIGINT NOT NULL DEFAULT 0,
+  l2 BIGINT NOT NULL DEFAULT 0,
+  l3 BIGINT NOT NULL DEFAULT 0,
+  l4 BIGINT NOT NULL DEFAULT 0,
+  l5 BIGINT NOT NULL DEFAULT 0,
+  l6 BIGINT NOT NULL DEFAULT 0,
+  l7 BIGINT NOT NULL DEFAULT 0,
+  l8 BIGINT NOT NULL DEFAULT 0,
+  l9 BIGINT NOT NULL DEFAULT 0,
+  l10 BIGINT NOT NULL DEFAULT 0,
+  l11 BIGINT NOT NULL DEFAULT 0,
+  l12 BIGINT NOT NULL DEFAULT 0,
+  l13 BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (start, key_id, endpoint, outcome)
+);
+-- A breakdown reads one account's range; an erasure deletes one account's rows.
+CREATE INDEX key_usage_days_by_account ON key_usage_days (account_id, start);
+-- Each key's latest data request, to the minute.
+CREATE TABLE key_last_used (
+  key_id     TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  at         BIGINT NOT NULL
+);
+CREATE INDEX key_last_used_by_account ON key_last_used (account_id);
+`;
