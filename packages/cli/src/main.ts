@@ -7,6 +7,7 @@ import { ConfigError } from "./config-file.ts";
 import { AdminCallError } from "./admin-call.ts";
 import { accountsCommand } from "./commands/accounts.ts";
 import { auditCommand } from "./commands/audit.ts";
+import { backupCommand } from "./commands/backup.ts";
 import { demoCommand } from "./commands/demo.ts";
 import { importCommand } from "./commands/import.ts";
 import { keysCommand } from "./commands/keys.ts";
@@ -37,6 +38,7 @@ Commands:
   webhooks reseal    re-seal every webhook signing secret under the current operator key (--check: only open them)
   audit verify       walk the audit log's hash chain; exit 1 at the first break, naming it
   audit export       write audit entries as JSON lines (--since ISO), oldest first
+  backup --to DIR    copy a SQLite database while it serves; its operator key to a separate file
 
 Every command takes --db URL (sqlite:PATH, postgres://…, memory:; env BENCHDATA_DB;
 default sqlite:./benchdata.db) and --help.`;
@@ -50,6 +52,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   import: importCommand,
   webhooks: webhooksCommand,
   audit: auditCommand,
+  backup: backupCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */

@@ -1,0 +1,123 @@
+// `benchdata backup` under load (issue 26 §3): a real `benchdata serve` keeps answering data requests and
+// writing webhook events while the backup runs; the copy restored onto a fresh folder with the key file the
+// backup wrote starts, its usage lies between what was admitted before the backup began and what was sent
+// before it ended (one snapshot inside that span) and then counts on exactly, every webhook signs with the
+// secret shown at creation, and deliveries pending in the copy go out.
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { BIN, REPO, cli, http, startServe } from "./helpers.ts";
+import { consoleOf, newAccount, receiver, signedBy, until } from "./restore-support.ts";
+
+const ADMIN = "admin-token-for-backup-tests-0123456789abcd";
+const NO_KEYS = { BENCHDATA_WEBHOOK_KEYS: "", BENCHDATA_WEBHOOK_KEYS_FILE: "", BENCHDATA_ADMIN_TOKEN: ADMIN };
+const SANDBOX = { host: "sandbox.localhost" };
+const dir = mkdtempSync(join(tmpdir(), "benchdata-backup-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const CONFIG = join(dir, "config.json");
+writeFileSync(CONFIG, JSON.stringify({ target: "host", tiers: { growth: { perMinute: 1000000, perDay: 10000000 } }, webhooks: { allowHttp: true, allowPrivateNetworks: true, ordered: false, retryDelaysSeconds: [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1] } }));
+const QUERY = "/data/v1/benchmarks/percentile?metric=gross_margin&value=0.15&category=saas";
+
+function backup(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, "backup", ...args], { cwd: REPO, env: { ...process.env, ...NO_KEYS } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c));
+    child.stderr.on("data", (c: Buffer) => (stderr += c));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("benchdata backup (SQLite) under load", () => {
+  it("restores onto a fresh folder: usage exact within the snapshot's span, webhooks sign, pending deliveries go out", async () => {
+    const rx = await receiver(503);
+    const liveDb = join(dir, "live", "bench.db");
+    mkdirSync(join(dir, "live"));
+    const node = await startServe(["--db", `sqlite:${liveDb}`, "--config", CONFIG], NO_KEYS);
+    let admittedBeforeStart = 0;
+    let sentBeforeEnd = 0;
+    let admitted = 0;
+    let secret = "";
+    let webhookId = "";
+    let session = "";
+    let result: { code: number | null; stdout: string; stderr: string };
+    try {
+      ({ session } = await newAccount(node.url, ADMIN, "Backup Co"));
+      const c = consoleOf(node.url, session);
+      const hook = await c("POST", "/webhooks", { url: rx.url, events: ["key.created"] });
+      expect(hook.status, hook.text).toBe(201);
+      ({ webhook_id: webhookId, signing_secret: secret } = hook.json);
+      const key = await c("POST", "/keys", { name: "load", environment: "test", scopes: ["benchmarks:read"] });
+      expect(key.status, key.text).toBe(201);
+      // Load: four request loops and a key-creating loop (each key an event, a delivery the receiver refuses).
+      let stop = false;
+      let backupDone = false;
+      let keysMade = 0;
+      const loops = Array.from({ length: 4 }, async () => {
+        while (!stop) {
+          sentBeforeEnd += backupDone ? 0 : 1;
+          const r = await http(`${node.url}${QUERY}`, { headers: { ...SANDBOX, authorization: `Bearer ${key.json.raw_key}` } });
+          expect(r.status, r.text).toBe(200);
+          admitted++;
+        }
+      });
+      const maker = (async () => {
+        while (!stop) {
+          expect((await c("POST", "/keys", { name: `k${keysMade++}`, environment: "test", scopes: ["benchmarks:read"] })).status).toBe(201);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
+      await until("some load", () => admitted >= 50);
+      admittedBeforeStart = admitted;
+      result = await backup(["--db", `sqlite:${liveDb}`, "--to", join(dir, "backup")]);
+      backupDone = true;
+      await until("load after the backup", () => admitted >= sentBeforeEnd + 20);
+      stop = true;
+      await Promise.all([...loops, maker]);
+    } finally {
+      expect(await node.stop()).toBe(0);
+    }
+    expect(result!.code, result!.stderr).toBe(0);
+    const summary = JSON.parse(result!.stdout);
+    expect(summary).toMatchObject({ database: join(dir, "backup", "bench.db"), key_file: join(dir, "backup", "benchdata-operator-key.DO-NOT-STORE-WITH-BACKUP"), sealed_secrets: 1, unopened: 0 });
+    expect(result!.stderr).toContain("the server keeps serving");
+    for (const f of [summary.database, summary.key_file]) expect(statSync(f).mode & 0o777).toBe(0o600);
+
+    // Restore onto a fresh folder; the key file goes beside the database as <db>.webhook-keys.
+    const restored = join(dir, "restored");
+    mkdirSync(restored);
+    copyFileSync(summary.database, join(restored, "bench.db"));
+    expect(existsSync(join(restored, "bench.db.webhook-keys"))).toBe(false);
+    copyFileSync(summary.key_file, join(restored, "bench.db.webhook-keys"));
+    const check = cli(["webhooks", "reseal", "--check", "--db", `sqlite:${join(restored, "bench.db")}`], NO_KEYS);
+    expect(check.status, check.stderr).toBe(0);
+    rx.status = 200;
+    rx.got.length = 0;
+    const back = await startServe(["--db", `sqlite:${join(restored, "bench.db")}`, "--config", CONFIG], NO_KEYS);
+    try {
+      const c = consoleOf(back.url, session);
+      const usage = (await c("GET", "/usage/summary")).json;
+      // One snapshot taken while the backup ran: everything admitted before it began is in, nothing sent after it ended.
+      expect(usage.today).toBeGreaterThanOrEqual(admittedBeforeStart);
+      expect(usage.today).toBeLessThanOrEqual(sentBeforeEnd);
+      const keys = (await c("GET", "/keys")).json.data as { key_id: string }[];
+      const fresh = await c("POST", "/keys", { name: "after restore", environment: "test", scopes: ["benchmarks:read"] });
+      for (let i = 0; i < 7; i++) expect((await http(`${back.url}${QUERY}`, { headers: { ...SANDBOX, authorization: `Bearer ${fresh.json.raw_key}` } })).status).toBe(200);
+      expect((await c("GET", "/usage/summary")).json.today).toBe(usage.today + 7);
+      // Pending deliveries (refused before the backup) go out, every one signed with the secret shown at creation.
+      await until("deliveries of every key in the copy", () => {
+        const delivered = new Set(rx.got.map((r) => JSON.parse(r.body).data?.key_id));
+        return keys.every((k) => delivered.has(k.key_id));
+      });
+      for (const r of rx.got) expect(await signedBy(secret, r)).toBe(true);
+      const test = await c("POST", "/webhooks/test");
+      expect(test.json.results).toEqual([expect.objectContaining({ webhook_id: webhookId, ok: true })]);
+    } finally {
+      expect(await back.stop()).toBe(0);
+      await rx.close();
+    }
+  }, 180_000);
+});
