@@ -109,3 +109,16 @@ export async function onFreshStore(target: ConformanceTarget, body: (s: Storage)
     await target.destroy?.(s);
   }
 }
+
+/** Writes a `quota.warning` event for the account at `t` (its deliveries due then) and returns the event's id. */
+export async function emitWarning(s: Storage, accountId: string, t: number, i: number): Promise<string> {
+  const evId = id("evt");
+  await s.emitEvent({ id: evId, type: "quota.warning", accountId, createdAt: new Date(t).toISOString(), data: { calls_used: i, monthly_limit: 20, threshold: 16, period_start: "x", period_end: "y" } }, t);
+  return evId;
+}
+
+/** Ends a claimed delivery's attempt: a 200 that succeeded, or a 500 after which it is dead or waits for a retry. */
+export function settle(s: Storage, d: ClaimedDelivery, at: number, next: { status: "succeeded" } | { status: "dead" } | { status: "pending"; at: number }): Promise<boolean> {
+  const ok = next.status === "succeeded";
+  return s.completeDelivery({ deliveryId: d.deliveryId, leaseToken: d.leaseToken, attempt: { attempt: d.attempt, at, statusCode: ok ? 200 : 500, latencyMs: 1, error: ok ? null : "http_status", responseBody: "" }, next });
+}
