@@ -99,9 +99,37 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
 
 const NOT_AN_OBJECT = new ServiceError(422, "validation.invalid_body", "Invalid request body: it must be a JSON object.");
 
-/** Refuses a parsed body that is not a JSON object (422 `validation.invalid_body`). */
+/**
+ * The path of the first string (a value or a field name) holding U+0000, or undefined. PostgreSQL's text cannot
+ * hold that character, so a body carrying one would fail in the store as if the database were down; no field of
+ * this API has a use for it, so it is refused before any schema, for every store alike.
+ */
+function nulAt(value: unknown, path: string): string | undefined {
+  if (typeof value === "string") return value.includes("\u0000") ? path : undefined;
+  if (typeof value !== "object" || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nulAt(value[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    const at = path === "" ? key : `${path}.${key}`;
+    if (key.includes("\u0000")) return at;
+    const found = nulAt((value as Record<string, unknown>)[key], at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Refuses a parsed body that is not a JSON object, or that holds U+0000 anywhere (422 `validation.invalid_body`). */
 export function assertJsonObject(value: unknown): asserts value is Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw NOT_AN_OBJECT;
+  const nul = nulAt(value, "");
+  if (nul !== undefined) {
+    throw new ServiceError(422, "validation.invalid_body", `Invalid request body: \`${JSON.stringify(nul).slice(1, -1)}\` holds the character U+0000, which no field accepts.`);
+  }
 }
 
 /** Validates a parsed body against its schema, or throws 422 `validation.invalid_body` naming the first bad field. */
