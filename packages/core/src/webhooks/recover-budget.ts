@@ -13,7 +13,7 @@ export interface RecoverBudget {
   readonly requeued: number;
 }
 
-/** The operator's limits on recover calls (config `webhooks.recoverCallsPerHour` and `webhooks.recoverPerHour`). */
+/** The operator's limits on recover calls (config `webhooks.recoverCallsPerHour` and `webhooks.recoverDeliveriesPerHour`). */
 export interface RecoverPolicy {
   readonly callsPerHour: number;
   readonly deliveriesPerHour: number;
