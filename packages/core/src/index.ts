@@ -20,10 +20,12 @@ export { timingSafeEqual, timingSafeEqualBytes } from "./keys/constant-time.ts";
 export type { Endpoint, Scope, Tier } from "./scopes/scopes.ts";
 export { checkScopes, ENDPOINT_SCOPES, isScope, isTier, SCOPE_MIN_TIER, SCOPES, scopesBeyondTier, scopesForTier, tierPermits, TIERS } from "./scopes/scopes.ts";
 
-export type { SlidingWindowDecision } from "./rate-limit/sliding-window.ts";
-export { slidingWindow } from "./rate-limit/sliding-window.ts";
+export type { MutableWindowLog, SlidingWindowDecision, WindowDecision, WindowLog } from "./rate-limit/sliding-window.ts";
+export { ArrayWindowLog, firstAfterIn, recordAdmission, slidingWindow, windowPeek } from "./rate-limit/sliding-window.ts";
 export type { DailyDecision } from "./rate-limit/daily-window.ts";
-export { dailyWindow, dayCounterId, utcDay } from "./rate-limit/daily-window.ts";
+export { dailyPeek, dailyWindow, dayCounterId, utcDay } from "./rate-limit/daily-window.ts";
+export type { Admission, AdmissionWrites, DayCount, QuotaReader, StoredQuota } from "./rate-limit/admission.ts";
+export { admission, admissionPeek } from "./rate-limit/admission.ts";
 
 export type { BillingPeriod } from "./quota/billing-period.ts";
 export { billingPeriod } from "./quota/billing-period.ts";

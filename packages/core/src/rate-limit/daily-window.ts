@@ -40,3 +40,10 @@ export function dailyWindow(storedDay: number, storedCount: number, now: number,
   }
   return { allowed: true, day, count: count + 1, limit, remaining: limit - count - 1, resetAt, retryAfterMs: 0 };
 }
+
+/** The day as it stands at `now`, nothing admitted: what `peekLimits` reports (a stored count of an earlier day is 0). */
+export function dailyPeek(storedDay: number | undefined, storedCount: number, now: number, limit: number): { limit: number; remaining: number; resetAt: number } {
+  const day = utcDay(now);
+  const count = storedDay === day ? storedCount : 0;
+  return { limit, remaining: Math.max(0, limit - count), resetAt: (day + 1) * DAY_MS };
+}

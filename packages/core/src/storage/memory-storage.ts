@@ -22,8 +22,6 @@ import {
   keyRevokedEvent,
   keyRotatedEvent,
   quotaExhaustedEvent,
-  quotaHeldEvent,
-  quotaWarningEvent,
   webhookDisabledEvent,
 } from "../events/builders.ts";
 import type { WebhookDisabledReason } from "../events/events.ts";
@@ -31,11 +29,13 @@ import type { WebhookHealth } from "../webhooks/webhook-health.ts";
 import { failingSinceAfterPause, webhookHealthAfter } from "../webhooks/webhook-health.ts";
 import type { RecoverBudget } from "../webhooks/recover-budget.ts";
 import { afterRecover, recoverStep } from "../webhooks/recover-budget.ts";
-import { dailyWindow, dayCounterId, utcDay } from "../rate-limit/daily-window.ts";
+import { dayCounterId, utcDay } from "../rate-limit/daily-window.ts";
+import { ArrayWindowLog, recordAdmission } from "../rate-limit/sliding-window.ts";
+import { admission, admissionPeek } from "../rate-limit/admission.ts";
 import { pendingInvoice } from "../billing/pending-invoice.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
-import type { QuotaPlan, QuotaState } from "../quota/quota.ts";
-import { EMPTY_QUOTA, allowance, quotaChargeFailed, quotaChargeSucceeded, quotaManualCharge, quotaReleaseHold, quotaRequest } from "../quota/quota.ts";
+import type { QuotaState } from "../quota/quota.ts";
+import { EMPTY_QUOTA, quotaChargeFailed, quotaChargeSucceeded, quotaManualCharge, quotaReleaseHold } from "../quota/quota.ts";
 import type { Environment } from "../keys/api-key.ts";
 import type {
   AccountRecord,
@@ -101,62 +101,8 @@ interface PeriodQuota {
   periodEnd: number;
 }
 
-/**
- * A key's admission log, kept in place: `stamps[head..]` is the log core's `slidingWindow` would store.
- * Admissions append and advance `head` instead of copying the log each time.
- */
-interface StampLog {
-  stamps: number[];
-  head: number;
-}
-
-/** The first index at or after `from` whose stamp is newer than `floor` (the log is ascending). */
-function firstLive(stamps: readonly number[], from: number, floor: number): number {
-  let lo = from;
-  let hi = stamps.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (stamps[mid]! <= floor) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/**
- * core's `slidingWindow` over a log kept in place, with the same results; `first` is where the live
- * stamps start, for `admitStamp` when the decision is applied.
- */
-function windowDecision(log: StampLog | undefined, now: number, limit: number, windowMs: number): { allowed: boolean; first: number; remaining: number; resetAt: number; retryAfterMs: number } {
-  const stamps = log?.stamps ?? [];
-  const first = firstLive(stamps, log?.head ?? 0, now - windowMs);
-  const live = stamps.length - first;
-  if (limit <= 0) return { allowed: false, first, remaining: 0, resetAt: now + windowMs, retryAfterMs: windowMs };
-  if (live < limit) {
-    // `now` joins the log; the oldest counted stamp is then the first live one, or `now` (also when the clock stepped back).
-    const oldest = live === 0 ? now : Math.min(stamps[first]!, now);
-    return { allowed: true, first, remaining: limit - live - 1, resetAt: oldest + windowMs, retryAfterMs: 0 };
-  }
-  // Full: a slot frees when the (live - limit + 1)-th oldest stamp leaves the window.
-  const freesAt = stamps[stamps.length - limit]! + windowMs;
-  return { allowed: false, first, remaining: 0, resetAt: freesAt, retryAfterMs: Math.max(1, freesAt - now) };
-}
-
-/** Applies an admission to the log: drops the stamps before `first`, inserts `now` in order. */
-function admitStamp(log: StampLog, first: number, now: number): void {
-  log.head = first;
-  const s = log.stamps;
-  let at = s.length;
-  // A clock that stepped back can leave stamps newer than `now`; keep the log ascending.
-  while (at > log.head && s[at - 1]! > now) at--;
-  if (at === s.length) s.push(now);
-  else s.splice(at, 0, now);
-  // Reclaim the dropped prefix once it outweighs the live part (amortised O(1) per admission).
-  if (log.head >= 32 && log.head * 2 >= s.length) {
-    s.copyWithin(0, log.head);
-    s.length -= log.head;
-    log.head = 0;
-  }
-}
+/** The window of a key that has none yet (read only: an admission stores a log of its own). */
+const NO_STAMPS = new ArrayWindowLog([]);
 
 /** Whether recovery re-queues a delivery: dead, or waiting for its next attempt after a failed one (not leased). */
 function recoverable(d: StoredDelivery, now: number): boolean {
@@ -198,7 +144,7 @@ export function createMemoryStorage(): Storage {
   /** hash → key id and whether the hash was retired by a rotation. */
   const hashes = new Map<string, { keyId: string; retired: boolean }>();
   const currentHash = new Map<string, string>();
-  const windows = new Map<string, StampLog>();
+  const windows = new Map<string, ArrayWindowLog>();
   const days = new Map<string, { day: number; count: number }>();
   const quotas = new Map<string, PeriodQuota>();
   const webhooks = new Map<string, WebhookRecord>();
@@ -338,6 +284,9 @@ export function createMemoryStorage(): Storage {
   function quotaKey(accountId: string, periodStart: number): string {
     return `${accountId}|${periodStart}`;
   }
+
+  /** The period's quota as stored (core's `QuotaReader`). */
+  const storedQuota = (accountId: string, periodStart: number): PeriodQuota | undefined => quotas.get(quotaKey(accountId, periodStart));
 
   function periodQuota(accountId: string, now: number, anchorDay: number): { key: string; q: PeriodQuota; start: number } {
     const period = billingPeriod(now, anchorDay);
@@ -597,83 +546,35 @@ export function createMemoryStorage(): Storage {
       const { now } = input;
       if (input.expect !== undefined && !expectationHolds(input, input.expect)) return { kind: "stale", now };
       const log = windows.get(input.keyId);
-      const minuteD = windowDecision(log, now, input.perMinute, input.windowMs);
       const dayId = dayCounterId(input.accountId, input.environment);
       const dayState = days.get(dayId);
-      const dayD = dailyWindow(dayState?.day ?? utcDay(now), dayState?.count ?? 0, now, input.perDay);
-      const minute: WindowInfo = { limit: input.perMinute, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
-      const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
-      if (!minuteD.allowed || !dayD.allowed) {
-        // Report the window that binds: the one whose wait is the longer (the day when both refuse near midnight).
-        const window = !dayD.allowed && (minuteD.allowed || dayD.retryAfterMs >= minuteD.retryAfterMs) ? "day" : "minute";
-        const retryAfterMs = Math.max(minuteD.retryAfterMs, dayD.retryAfterMs);
-        const dayInfo: WindowInfo = dayD.allowed ? { ...day, remaining: dayD.remaining + 1 } : day;
-        // A refused request changes nothing: report the allowed window as it was before this request.
-        const minuteInfo: WindowInfo = minuteD.allowed ? { ...minute, remaining: minute.remaining + 1 } : minute;
-        return { kind: "rate_limited", now, window, minute: minuteInfo, day: dayInfo, retryAfterMs };
-      }
-      if (log) admitStamp(log, minuteD.first, now);
-      else windows.set(input.keyId, { stamps: [now], head: 0 });
+      const decided = admission(input, log ?? NO_STAMPS, dayState, storedQuota, now);
+      const w = decided.writes;
+      if (w === null) return decided.result;
+      if (log) {
+        recordAdmission(log, w.first, now);
+        log.compact();
+      } else windows.set(input.keyId, new ArrayWindowLog([now]));
       if (dayState) {
-        if (dayState.day !== dayD.day && dayState.count > 0) {
+        if (dayState.day !== w.day && dayState.count > 0) {
           let past = pastDays.get(dayId);
           if (!past) pastDays.set(dayId, (past = new Map()));
           past.set(dayState.day, dayState.count);
         }
-        dayState.day = dayD.day;
-        dayState.count = dayD.count;
-      } else days.set(dayId, { day: dayD.day, count: dayD.count });
-      if (input.quota === null) return { kind: "allowed", now, minute, day, quota: null };
-
-      const qi = input.quota;
-      const plan: QuotaPlan = qi;
-      const { q, start } = periodQuota(input.accountId, now, qi.anchorDay);
-      const step = quotaRequest(plan, q.state, now);
-      q.state = step.state;
-      if (step.kind === "allow") {
-        const info = { used: step.used, allowance: step.allowance, periodStart: start, periodEnd: q.periodEnd, warned: step.warn };
-        if (step.warn !== null) {
-          insertEvent(quotaWarningEvent(qi.warningEventId, input.accountId, now, { used: step.used, allowance: step.allowance, threshold: step.warn, periodStart: start, periodEnd: q.periodEnd }), now);
-        }
-        return { kind: "allowed", now, minute, day, quota: info };
+        dayState.day = w.day;
+        dayState.count = w.count;
+      } else days.set(dayId, { day: w.day, count: w.count });
+      if (w.quota !== null) {
+        if (w.read !== undefined) w.read.state = w.quota;
+        else quotas.set(quotaKey(input.accountId, w.periodStart), { state: w.quota, periodEnd: w.periodEnd });
       }
-      let chargeInvoiceId: string | null = null;
-      if (step.charge) {
-        const record = pendingInvoice({ id: qi.invoiceId, accountId: input.accountId, periodStart: start, periodEnd: q.periodEnd, charge: step.charge, currency: qi.currency, callsUsed: step.state.used, now });
-        invoices.set(record.id, { record, leaseToken: null, leaseUntil: 0 });
-        chargeInvoiceId = record.id;
-      }
-      if (step.heldNow !== null) {
-        const held = { reason: step.heldNow, used: step.state.used, allowance: allowance(plan, step.state), charges: step.state.chargeAttempts, periodStart: start, periodEnd: q.periodEnd };
-        insertEvent(quotaHeldEvent(qi.heldEventId, input.accountId, now, held), now);
-      }
-      return {
-        kind: "quota_exhausted",
-        now,
-        minute,
-        day,
-        quota: { used: step.state.used, allowance: allowance(plan, step.state), periodStart: start, periodEnd: q.periodEnd, warned: null },
-        flipped: step.flipped,
-        chargeInvoiceId,
-        heldForReview: step.heldForReview,
-        heldNow: step.heldNow !== null,
-      };
+      if (w.invoice !== null) invoices.set(w.invoice.id, { record: w.invoice, leaseToken: null, leaseUntil: 0 });
+      for (const e of w.events) insertEvent(e, now);
+      return decided.result;
     },
 
     async peekLimits({ now, keyId, accountId, perMinute, perDay, windowMs, environment }) {
-      const log = windows.get(keyId);
-      const stamps = log?.stamps ?? [];
-      const first = firstLive(stamps, log?.head ?? 0, now - windowMs);
-      const live = stamps.length - first;
-      const oldest = live >= perMinute && perMinute > 0 ? stamps[stamps.length - perMinute]! : stamps[first];
-      const d = days.get(dayCounterId(accountId, environment));
-      const today = utcDay(now);
-      const count = d && d.day === today ? d.count : 0;
-      return {
-        now,
-        minute: { limit: perMinute, remaining: Math.max(0, perMinute - live), resetAt: oldest === undefined ? now + windowMs : oldest + windowMs },
-        day: { limit: perDay, remaining: Math.max(0, perDay - count), resetAt: (today + 1) * 86_400_000 },
-      };
+      return admissionPeek({ perMinute, perDay, windowMs }, windows.get(keyId) ?? NO_STAMPS, days.get(dayCounterId(accountId, environment)), now);
     },
 
     async usage(accountId, now, anchorDay, baseQuota, blockSize): Promise<UsageSnapshot> {

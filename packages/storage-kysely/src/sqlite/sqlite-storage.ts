@@ -36,6 +36,7 @@ import type {
   QuotaPlan,
   QuotaState,
   SnapshotRecord,
+  StoredQuota,
   Storage,
   UsageSnapshot,
   WebhookHealthPolicy,
@@ -47,11 +48,11 @@ import type {
 import {
   accountResumedEvent,
   accountSuspendedEvent,
-  allowance,
+  admission,
+  admissionPeek,
   chainAuditEntry,
   billingPeriod,
   cryptoRandom,
-  dailyWindow,
   dayCounterId,
   EMPTY_QUOTA,
   invoiceFailedEvent,
@@ -69,11 +70,9 @@ import {
   quotaChargeFailed,
   quotaChargeSucceeded,
   quotaExhaustedEvent,
-  quotaHeldEvent,
   quotaManualCharge,
   quotaReleaseHold,
-  quotaRequest,
-  quotaWarningEvent,
+  recordAdmission,
   serializeEvent,
   silentLogger,
   utcDay,
@@ -257,6 +256,12 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     });
   }
 
+  /** The period's quota as stored, undefined when the period has no row yet (core's `AdmissionState.quota`). */
+  function storedQuota(accountId: string, periodStart: number): StoredQuota | undefined {
+    const row = quotaRow(accountId, periodStart);
+    return row === undefined ? undefined : { state: quotaFromRow(row), periodEnd: num(row.period_end) };
+  }
+
   /** The period's stored quota (or a fresh one, with the period's end as it is now). */
   function periodQuota(accountId: string, now: number, anchorDay: number): { state: QuotaState; start: number; end: number } {
     const period = billingPeriod(now, anchorDay);
@@ -329,65 +334,23 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     const now = timeOf(input.now);
     if (input.expect !== undefined && !expectationHolds(input, input.expect)) return { kind: "stale", now };
     const window = windowOf(input.keyId, dirtyWindows);
-    const minuteD = window.decide(chunkRows, now, input.perMinute, input.windowMs);
     // The batch's own counter first: it holds this batch's increments, which reach the table (and could be
     // missing from a memo that dropped the account mid-batch) only at the batch's end.
     // Each environment has its own day counter (`<account>/test` for test keys).
     const dayId = dayCounterId(input.accountId, input.environment);
     const counter = dirtyDays.get(dayId) ?? dayOf(dayId, now);
-    const dayD = dailyWindow(counter.day, counter.count, now, input.perDay);
-    const minute: WindowInfo = { limit: input.perMinute, remaining: minuteD.remaining, resetAt: minuteD.resetAt };
-    const day: WindowInfo = { limit: dayD.limit, remaining: dayD.remaining, resetAt: dayD.resetAt };
-    if (!minuteD.allowed || !dayD.allowed) {
-      // A refused request changes nothing: the window that allowed it is reported as it was before. The
-      // binding window is the one with the longer wait (the day, when both refuse near midnight).
-      return {
-        kind: "rate_limited",
-        now,
-        window: !dayD.allowed && (minuteD.allowed || dayD.retryAfterMs >= minuteD.retryAfterMs) ? "day" : "minute",
-        minute: minuteD.allowed ? { ...minute, remaining: minute.remaining + 1 } : minute,
-        day: dayD.allowed ? { ...day, remaining: dayD.remaining + 1 } : day,
-        retryAfterMs: Math.max(minuteD.retryAfterMs, dayD.retryAfterMs),
-      };
-    }
-    window.admit(chunkRows, minuteD.first, now);
+    const decided = admission(input, window, counter, storedQuota, now);
+    const w = decided.writes;
+    if (w === null) return decided.result;
+    recordAdmission(window, w.first, now);
     dirtyWindows.set(input.keyId, window);
-    counter.day = dayD.day;
-    counter.count = dayD.count;
+    counter.day = w.day;
+    counter.count = w.count;
     dirtyDays.set(dayId, counter);
-    if (input.quota === null) return { kind: "allowed", now, minute, day, quota: null };
-
-    const qi = input.quota;
-    const plan: QuotaPlan = qi;
-    const { state, start, end } = periodQuota(input.accountId, now, qi.anchorDay);
-    const step = quotaRequest(plan, state, now);
-    writeQuota(input.accountId, start, end, step.state);
-    if (step.kind === "allow") {
-      if (step.warn !== null) {
-        insertEvent(quotaWarningEvent(qi.warningEventId, input.accountId, now, { used: step.used, allowance: step.allowance, threshold: step.warn, periodStart: start, periodEnd: end }), now);
-      }
-      return { kind: "allowed", now, minute, day, quota: { used: step.used, allowance: step.allowance, periodStart: start, periodEnd: end, warned: step.warn } };
-    }
-    let chargeInvoiceId: string | null = null;
-    if (step.charge) {
-      insertInvoice(pendingInvoice({ id: qi.invoiceId, accountId: input.accountId, periodStart: start, periodEnd: end, charge: step.charge, currency: qi.currency, callsUsed: step.state.used, now }));
-      chargeInvoiceId = qi.invoiceId;
-    }
-    if (step.heldNow !== null) {
-      const held = { reason: step.heldNow, used: step.state.used, allowance: allowance(plan, step.state), charges: step.state.chargeAttempts, periodStart: start, periodEnd: end };
-      insertEvent(quotaHeldEvent(qi.heldEventId, input.accountId, now, held), now);
-    }
-    return {
-      kind: "quota_exhausted",
-      now,
-      minute,
-      day,
-      quota: { used: step.state.used, allowance: allowance(plan, step.state), periodStart: start, periodEnd: end, warned: null },
-      flipped: step.flipped,
-      chargeInvoiceId,
-      heldForReview: step.heldForReview,
-      heldNow: step.heldNow !== null,
-    };
+    if (w.quota !== null) writeQuota(input.accountId, w.periodStart, w.periodEnd, w.quota);
+    if (w.invoice !== null) insertInvoice(w.invoice);
+    for (const e of w.events) insertEvent(e, now);
+    return decided.result;
   }
 
   // Admissions made close together share one write transaction, one BEGIN IMMEDIATE … COMMIT (batcher.ts):
@@ -398,7 +361,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     const dirtyWindows = new Map<string, ChunkedWindow>();
     const results = inputs.map((input) => admitIn(input, dirtyDays, dirtyWindows));
     for (const [keyId, w] of dirtyWindows) {
-      w.flush(chunkRows);
+      w.flush();
       memo.windows.set(keyId, w);
     }
     const put = q("INSERT INTO day_counters (account_id, day, count) VALUES (?, ?, ?) ON CONFLICT (account_id) DO UPDATE SET day = excluded.day, count = excluded.count");
@@ -439,15 +402,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
   /** The key's window and the account's day as they stand (core's memory store reads them the same way); writes nothing. */
   const peekLimitsTx = db.transaction((input: { now: number; keyId: string; accountId: string; perMinute: number; perDay: number; windowMs: number; environment?: "live" | "test" }): { now: number; minute: WindowInfo; day: WindowInfo } => {
     const now = timeOf(input.now);
-    const { live, oldest } = ChunkedWindow.load(chunkRows, input.keyId, chunkSize).peek(chunkRows, now, input.perMinute, input.windowMs);
     const d = q("SELECT day, count FROM day_counters WHERE account_id = ?").get(dayCounterId(input.accountId, input.environment)) as { day: number; count: number } | undefined;
-    const today = utcDay(now);
-    const count = d && d.day === today ? d.count : 0;
-    return {
-      now,
-      minute: { limit: input.perMinute, remaining: Math.max(0, input.perMinute - live), resetAt: oldest + input.windowMs },
-      day: { limit: input.perDay, remaining: Math.max(0, input.perDay - count), resetAt: (today + 1) * 86_400_000 },
-    };
+    return admissionPeek(input, ChunkedWindow.load(chunkRows, input.keyId, chunkSize), d, now);
   });
 
   /** Whether the account is an erased one's tombstone (read inside the caller's transaction). */
