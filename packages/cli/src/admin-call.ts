@@ -43,6 +43,8 @@ export async function adminCall<T>(options: { db: string; config: ServiceConfig;
     config: options.config,
     logger: silentLogger,
     adminToken: token,
+    // What the command changes is recorded in the audit log as done by `cli`.
+    auditActor: "cli",
     consoleAuth: (request) => {
       const given = request.headers.get("authorization");
       return consoleAccount !== undefined && given !== null && timingSafeEqual(given, bearer) ? consoleAccount : null;

@@ -276,6 +276,17 @@ export async function runChecks(env: CheckEnv, label: string): Promise<CheckRepo
   equal((await admin.adminListAccounts({ status: "deleted", limit: 100 })).data.data.some((a) => a.account_id === paused.data.account_id), true, "status=deleted");
   ok("erasure");
 
+  // The audit log: the operator reads who did what (the erasure above included); the account reads its own
+  const trail = await admin.adminListAudit({ account_id: paused.data.account_id, limit: 100 });
+  equal(trail.data.data.map((e) => e.action).slice(0, 3), ["account.delete", "account.export", "account.resume"], "adminListAudit, newest first");
+  equal(trail.data.data.every((e) => e.account_id === paused.data.account_id && /^[0-9a-f]{64}$/.test(e.hash)), true, "adminListAudit filtered, chained");
+  const own = await console.listAudit({ action: "key.create", limit: 1 });
+  equal([own.data.data.length, own.data.data[0]?.action, own.data.has_more], [1, "key.create", true], "listAudit");
+  const more = await console.listAudit({ action: "key.create", limit: 1, cursor: own.data.next_cursor ?? fail("next_cursor") });
+  assert(more.data.data[0]!.id !== own.data.data[0]!.id, "listAudit's next page");
+  await expectCode(() => admin.adminListAudit({ action: "key.steal" as never }), 422, "validation.invalid_parameter", "adminListAudit refuses an unknown action");
+  ok("audit log");
+
   // Sessions: a sign-in link exchanged for a session, sign-out, the operator ends all sessions
   const link = await admin.adminCreateSignInLink(accountId);
   const token = link.data.sign_in_url.split("#sign-in=")[1] ?? fail("sign-in token in the link");

@@ -190,6 +190,11 @@ export class Benchdata extends Client {
     return fn.retryBilling(this, options);
   }
 
+  /** The account's activity (`GET /api/v1/console/audit`). */
+  listAudit(query?: QueryOf<"listAudit">, options?: CallOptions): Promise<ResponseOf<"listAudit">> {
+    return fn.listAudit(this, query, options);
+  }
+
   /** List accounts (`GET /api/v1/admin/accounts`). */
   adminListAccounts(query?: QueryOf<"adminListAccounts">, options?: CallOptions): Promise<ResponseOf<"adminListAccounts">> {
     return fn.adminListAccounts(this, query, options);
@@ -258,6 +263,11 @@ export class Benchdata extends Client {
   /** An account's usage by key, endpoint and outcome (`GET /api/v1/admin/accounts/{account_id}/usage/breakdown`). */
   adminUsageBreakdown(accountId: string, query?: QueryOf<"adminUsageBreakdown">, options?: CallOptions): Promise<ResponseOf<"adminUsageBreakdown">> {
     return fn.adminUsageBreakdown(this, accountId, query, options);
+  }
+
+  /** Read the audit log (`GET /api/v1/admin/audit`). */
+  adminListAudit(query?: QueryOf<"adminListAudit">, options?: CallOptions): Promise<ResponseOf<"adminListAudit">> {
+    return fn.adminListAudit(this, query, options);
   }
 
   /** Liveness (`GET /healthz`). */

@@ -188,6 +188,11 @@ export function retryBilling(client: Client, options?: CallOptions): Promise<Res
   return send(client, { method: "POST", path: "/api/v1/console/billing/retry", security: "session", status: 202, mediaType: "application/json" }, {  }, options);
 }
 
+/** The account's activity (`GET /api/v1/console/audit`). */
+export function listAudit(client: Client, query?: QueryOf<"listAudit">, options?: CallOptions): Promise<ResponseOf<"listAudit">> {
+  return send(client, { method: "GET", path: "/api/v1/console/audit", security: "session", status: 200, mediaType: "application/json" }, { query }, options);
+}
+
 /** List accounts (`GET /api/v1/admin/accounts`). */
 export function adminListAccounts(client: Client, query?: QueryOf<"adminListAccounts">, options?: CallOptions): Promise<ResponseOf<"adminListAccounts">> {
   return send(client, { method: "GET", path: "/api/v1/admin/accounts", security: "admin", status: 200, mediaType: "application/json" }, { query }, options);
@@ -256,6 +261,11 @@ export function adminReleaseChargeHold(client: Client, accountId: string, option
 /** An account's usage by key, endpoint and outcome (`GET /api/v1/admin/accounts/{account_id}/usage/breakdown`). */
 export function adminUsageBreakdown(client: Client, accountId: string, query?: QueryOf<"adminUsageBreakdown">, options?: CallOptions): Promise<ResponseOf<"adminUsageBreakdown">> {
   return send(client, { method: "GET", path: "/api/v1/admin/accounts/{account_id}/usage/breakdown", security: "admin", status: 200, mediaType: "application/json" }, { path: [accountId], query }, options);
+}
+
+/** Read the audit log (`GET /api/v1/admin/audit`). */
+export function adminListAudit(client: Client, query?: QueryOf<"adminListAudit">, options?: CallOptions): Promise<ResponseOf<"adminListAudit">> {
+  return send(client, { method: "GET", path: "/api/v1/admin/audit", security: "admin", status: 200, mediaType: "application/json" }, { query }, options);
 }
 
 /** Liveness (`GET /healthz`). */

@@ -670,6 +670,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's activity
+         * @description What was changed in this account, by whom (a console session, or the operator), when and from where. Newest first, a page at a time: pass the answer's `next_cursor` as `cursor` for the next page, until `has_more` is false. Filters: `action` and a time range [`from`, `to`).
+         */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/accounts": {
         parameters: {
             query?: never;
@@ -859,6 +879,26 @@ export interface paths {
          * @description Data requests by hour or UTC day, grouped by key, endpoint and outcome (any of them), with latency percentiles. Counted in memory by each server instance and written every few seconds (`analytics.flushSeconds`): the latest seconds may not show yet. A request whose key is unknown or malformed belongs to no key and is not counted here. Ranges: at most 31 days by hour, 400 days by day (or `retention.analyticsDailyDays` if longer). Pages in ascending (start, key, endpoint, outcome) order.
          */
         get: operations["adminUsageBreakdown"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description Every recorded change of state (keys, webhooks, sessions, account changes, suspensions, billing, exports, erasures): who, what, on what, when, from where, with the request id and the fields that changed (never a secret). Newest first, a page at a time: pass the answer's `next_cursor` as `cursor` for the next page, until `has_more` is false. Filters combine: `account_id`, `actor`, `action` and a time range [`from`, `to`). Each entry carries its place in the hash chain; `benchdata audit verify` checks the chain (docs/audit.md).
+         */
+        get: operations["adminListAudit"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4179,6 +4219,67 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    listAudit: {
+        parameters: {
+            query?: {
+                /** @description How many entries per page, newest first (default 50). */
+                limit?: number;
+                /** @description Where the page starts: the previous page's `next_cursor` (opaque). */
+                cursor?: string;
+                /** @description Only entries of this action. */
+                action?: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
+                /** @description Only entries recorded at or after this time (ISO 8601). */
+                from?: string;
+                /** @description Only entries recorded strictly before this time (ISO 8601). */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the account's entries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description A console session's id (`ses_…`), or `operator` for what the service's operator did. */
+                            actor: string;
+                            /** @enum {string} */
+                            action: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
+                            target_id: string | null;
+                            request_id: string | null;
+                            /** @description The address of the account's own requests; null for the operator's. */
+                            client_address: string | null;
+                            changes: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Names and URLs the account gave; null for the operator's actions. */
+                            personal: {
+                                [key: string]: unknown;
+                            } | null;
+                        }[];
+                        /** @description Whether more entries match after this page. */
+                        has_more: boolean;
+                        /** @description The `cursor` of the next page; null on the last one. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            422: components["responses"]["Error422"];
+            503: components["responses"]["Error503"];
+        };
+    };
     adminListAccounts: {
         parameters: {
             query?: {
@@ -5219,6 +5320,85 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    adminListAudit: {
+        parameters: {
+            query?: {
+                /** @description How many entries per page, newest first (default 50). */
+                limit?: number;
+                /** @description Where the page starts: the previous page's `next_cursor` (opaque). */
+                cursor?: string;
+                /** @description Only entries of this action. */
+                action?: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
+                /** @description Only entries recorded at or after this time (ISO 8601). */
+                from?: string;
+                /** @description Only entries recorded strictly before this time (ISO 8601). */
+                to?: string;
+                /** @description Only entries of this account. */
+                account_id?: string;
+                /** @description Only entries by this actor (`admin`, `cli`, `ses_…`). */
+                actor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of entries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description `aud_<ULID>`. */
+                            id: string;
+                            /** @description Its position in the hash chain, from 1. */
+                            seq: number;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description Who: a console session's id (`ses_…`), `admin` (the admin token), `cli`, or `console` (an embedder's own console authentication). */
+                            actor: string;
+                            /** @enum {string} */
+                            action: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
+                            account_id: string | null;
+                            /** @description What was acted on: a key, webhook, delivery, invoice, session or account id. */
+                            target_id: string | null;
+                            /** @description The request's `X-Request-Id`. */
+                            request_id: string | null;
+                            /** @description The client's address; null once the account was erased. */
+                            client_address: string | null;
+                            /** @description The fields that changed and identify no one (`{from, to}` where both are known). Never a secret. */
+                            changes: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The fields that changed and may identify a person (names, URLs, IP ranges, notes); null once the account was erased. */
+                            personal: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description When the account's erasure removed the identifying fields, or null. */
+                            erased_at: string | null;
+                            /** @description SHA-256 of the salted identifying fields: what the hash covers of them. */
+                            personal_digest: string;
+                            prev_hash: string;
+                            /** @description SHA-256 over this entry's canonical JSON and `prev_hash` (docs/audit.md). */
+                            hash: string;
+                        }[];
+                        /** @description Whether more entries match after this page. */
+                        has_more: boolean;
+                        /** @description The `cursor` of the next page; null on the last one. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];

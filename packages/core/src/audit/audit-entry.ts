@@ -133,15 +133,23 @@ export interface AuditFacts {
   readonly targetId?: string | null;
   readonly requestId?: string | null;
   readonly clientAddress?: string | null;
-  readonly changes?: Readonly<Record<string, Json>>;
-  readonly personal?: Readonly<Record<string, Json>>;
+  /** Members left undefined (a field that did not change) are left out. */
+  readonly changes?: Readonly<Record<string, Json | undefined>>;
+  readonly personal?: Readonly<Record<string, Json | undefined>>;
+}
+
+/** `fields` without its undefined members. */
+function defined(fields: Readonly<Record<string, Json | undefined>> | undefined): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const [k, v] of Object.entries(fields ?? {})) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 /** A draft from an action's facts, with a fresh salt and the digest of its identifying fields. */
 export function auditDraft(facts: AuditFacts, random: RandomSource): AuditDraft {
   const salt = bytesToHex(random.fill(new Uint8Array(16)));
   const clientAddress = facts.clientAddress ?? null;
-  const personal = facts.personal ?? {};
+  const personal = defined(facts.personal);
   return {
     id: facts.id,
     at: facts.at,
@@ -151,7 +159,7 @@ export function auditDraft(facts: AuditFacts, random: RandomSource): AuditDraft 
     targetId: facts.targetId ?? null,
     requestId: facts.requestId ?? null,
     clientAddress,
-    changes: facts.changes ?? {},
+    changes: defined(facts.changes),
     personal,
     salt,
     personalDigest: auditPersonalDigest(salt, clientAddress, personal),

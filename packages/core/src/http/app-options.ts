@@ -66,6 +66,11 @@ export interface AppOptions {
   /** The admin API's bearer token; the admin API answers 404 when absent. */
   readonly adminToken?: string | null;
   /**
+   * Who the audit log names for what the admin token does (default `admin`) and for console requests that present
+   * no built-in session (an embedder's own console auth; default `console`). The CLI passes `cli`.
+   */
+  readonly auditActor?: string;
+  /**
    * Serve the admin API only through `App.adminFetch` (a listener of its own, e.g. `benchdata serve --admin-port`):
    * `fetch` then answers 404 on admin paths. Default false: `fetch` serves the admin API too.
    */
@@ -118,4 +123,6 @@ export interface AppContext {
   readonly adminToken: string | null;
   /** This instance's usage analytics aggregate, or null when `analytics.enabled` is false. */
   readonly analytics: UsageAggregator | null;
+  /** `AppOptions.auditActor`, or null for the defaults. */
+  readonly auditActor: string | null;
 }

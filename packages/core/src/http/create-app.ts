@@ -127,6 +127,7 @@ export function createApp(options: AppOptions): App {
     consoleAuth: options.consoleAuth ?? sessionTokenAuth(storage, clock, options.hashSecret ?? hashSecret, { trustProxy: config.trustProxy }),
     adminToken: options.adminToken ? options.adminToken : null,
     analytics,
+    auditActor: options.auditActor ?? null,
   };
 
   const consoleUi = options.consoleUi === false ? undefined : options.consoleUi;

@@ -76,6 +76,7 @@ describe("OpenAPI document", () => {
       "DELETE /api/v1/admin/accounts/{account_id}/sessions", "POST /api/v1/admin/accounts/{account_id}/sign-in-links",
       "GET /api/v1/admin/accounts", "GET /api/v1/admin/accounts/{account_id}/export", "GET /api/v1/admin/accounts/{account_id}/usage/breakdown", "DELETE /api/v1/admin/accounts/{account_id}",
       "POST /api/v1/console/sign-in", "POST /api/v1/console/sign-out", "GET /api/v1/console/account", "GET /api/v1/console/environments", "GET /api/v1/console/usage/daily", "GET /api/v1/console/usage/breakdown",
+      "GET /api/v1/admin/audit", "GET /api/v1/console/audit",
       "GET /healthz", "GET /readyz", "GET /openapi.json",
     ];
     const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`));

@@ -7,7 +7,7 @@ import { isCalendarTime, isoTime } from "../../clock/clock.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { EVENT_TYPES } from "../../events/events.ts";
 import { TIERS } from "../../scopes/scopes.ts";
-import type { AccountLifecycleStore, AccountListQuery, AccountRecord, AccountStore, BillingStore, KeyAnalyticsStore, KeyStore, RecordPage, RecordPosition, WebhookStore } from "../../storage/types.ts";
+import type { AccountLifecycleStore, AuditStore, AccountListQuery, AccountRecord, AccountStore, BillingStore, KeyAnalyticsStore, KeyStore, RecordPage, RecordPosition, WebhookStore } from "../../storage/types.ts";
 import type { AppContext } from "../app-options.ts";
 import { integerParam } from "../data/query-params.ts";
 import { SnapshotSchema, snapshotView } from "../data/merchant-views.ts";
@@ -18,7 +18,7 @@ import { accountNotFound, AccountSchema, accountView } from "./account-view.ts";
 import { ACCOUNT_ID, op } from "./admin-op.ts";
 
 /** The storage facets these routes use (the app's storage, seen through them). */
-const store = (app: AppContext): AccountStore & KeyStore & WebhookStore & BillingStore & AccountLifecycleStore & KeyAnalyticsStore => app.storage;
+const store = (app: AppContext): AccountStore & KeyStore & WebhookStore & BillingStore & AccountLifecycleStore & KeyAnalyticsStore & AuditStore => app.storage;
 
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -268,10 +268,12 @@ export const exportAccount = op({
     success: { status: 200, description: "The export document.", schema: ExportSchema },
     errors: [404],
   },
-  async handle(app, params, _body, now) {
+  async handle(app, params, _body, now, _request, _query, audit) {
     const id = params.account_id as string;
     const account = await store(app).getAccount(id);
     if (account === null) throw accountNotFound(id);
+    // Reading changes nothing, but an export hands out everything held about a person: it is recorded, before it starts.
+    await store(app).appendAudit(audit.draft("account.export", id, id));
     const pieces = await exportPieces(app, account, now);
     return { status: 200, stream: pulled(app, id, pieces), headers: { "content-disposition": `attachment; filename="${id}.json"` } };
   },
@@ -302,9 +304,10 @@ export const deleteAccount = op({
     },
     errors: [404],
   },
-  async handle(app, params, _body, now) {
+  async handle(app, params, _body, now, _request, _query, audit) {
     const id = params.account_id as string;
-    const r = await store(app).deleteAccount({ accountId: id, now });
+    // Appended after the erasure blanks the account's earlier entries; it names no one (the account's id only).
+    const r = await store(app).deleteAccount({ accountId: id, now, audit: audit.draft("account.delete", id, id) });
     if (r === null) throw accountNotFound(id);
     if (r.erased) app.logger.warn("account erased by the operator: its keys and sessions stopped at once", { account_id: id });
     // The history left behind, a short transaction at a time (never one long hold of SQLite's write lock).

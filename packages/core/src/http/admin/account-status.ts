@@ -42,10 +42,12 @@ export const suspendAccount = op({
     success: { status: 200, description: "The account, suspended.", schema: AccountSchema },
     errors: [404],
   },
-  async handle(app, params, body, now) {
+  async handle(app, params, body, now, _request, _query, audit) {
     const id = params.account_id as string;
     const eventId = newId("evt", app.clock, app.idRandom);
-    const r = await store(app).setAccountStatus({ accountId: id, status: "suspended", reason: body.reason ?? null, now, eventId });
+    // The operator's note may name a person: it is erased with the account.
+    const draft = audit.draft("account.suspend", id, id, { changes: { status: { from: "active", to: "suspended" } }, personal: { reason: body.reason ?? null } });
+    const r = await store(app).setAccountStatus({ accountId: id, status: "suspended", reason: body.reason ?? null, now, eventId, audit: draft });
     if (r === null) throw accountNotFound(id);
     if (r.changed) {
       // The operator's copy of account.suspended (the account's own webhooks get it once it is resumed).
@@ -75,11 +77,12 @@ export const resumeAccount = op({
     success: { status: 200, description: "The account, active.", schema: AccountSchema },
     errors: [404],
   },
-  async handle(app, params, _body, now) {
+  async handle(app, params, _body, now, _request, _query, audit) {
     const id = params.account_id as string;
     const eventId = newId("evt", app.clock, app.idRandom);
     const before = await store(app).getAccount(id);
-    const r = await store(app).setAccountStatus({ accountId: id, status: "active", now, eventId });
+    const draft = audit.draft("account.resume", id, id, { changes: { status: { from: "suspended", to: "active" } } });
+    const r = await store(app).setAccountStatus({ accountId: id, status: "active", now, eventId, audit: draft });
     if (r === null) throw accountNotFound(id);
     if (r.changed) {
       app.logger.info("account resumed by the operator", { account_id: id, suspended_at: before?.suspendedAt != null ? isoTime(before.suspendedAt) : null, event_id: eventId });

@@ -13,6 +13,8 @@ import { ok } from "../reply.ts";
 import { accountNotFound, AccountSchema, accountView } from "./account-view.ts";
 import { ACCOUNT_ID, op } from "./admin-op.ts";
 import { issueSession } from "./sessions.ts";
+import type { AuditRecorder } from "../audit/audit-recorder.ts";
+import { fromTo } from "../audit/audit-recorder.ts";
 
 /** The storage facets these routes use (the app's storage, seen through them). */
 const store = (app: AppContext): AccountStore => app.storage;
@@ -74,9 +76,10 @@ export const createAccount = op({
     },
     errors: [],
   },
-  async handle(app, _params, body, now) {
+  async handle(app, _params, body, now, _request, _query, audit) {
     const account: AccountRecord = { id: newId("acc", app.clock, app.idRandom), name: body.name, tier: body.tier, createdAt: now, limits: {}, allowedCidrs: [], billing: {} };
-    await store(app).createAccount(account);
+    // Its first session comes with it: one action, one entry.
+    await store(app).createAccount(account, audit.draft("account.create", account.id, account.id, { changes: { tier: account.tier }, personal: { name: account.name } }));
     const s = await issueSession(app, account.id, now);
     return {
       status: 201,
@@ -98,7 +101,7 @@ export const getAccount = op({
   },
 });
 
-async function updateAccount(app: AppContext, params: Readonly<Record<string, string>>, body: v.InferOutput<typeof UpdateAccountBody>): Promise<Reply> {
+async function updateAccount(app: AppContext, params: Readonly<Record<string, string>>, body: v.InferOutput<typeof UpdateAccountBody>, audit: AuditRecorder): Promise<Reply> {
   const id = params.account_id as string;
   const current = await store(app).getAccount(id);
   if (current === null) throw accountNotFound(id);
@@ -128,7 +131,17 @@ async function updateAccount(app: AppContext, params: Readonly<Record<string, st
     else if (body.billing.payment_method_ref !== undefined) billing.paymentMethodRef = body.billing.payment_method_ref;
     patch.billing = billing;
   }
-  const updated = await store(app).updateAccount(id, patch);
+  // What changed, before and after; IP ranges and billing references may identify a person (erased with the account).
+  const changes = {
+    tier: fromTo(current.tier, patch.tier ?? current.tier),
+    limits: patch.limits === undefined ? undefined : fromTo(current.limits, patch.limits),
+    console_ip_exempt: patch.consoleIpExempt === undefined ? undefined : fromTo(current.consoleIpExempt === true, patch.consoleIpExempt),
+  };
+  const personal = {
+    allowed_cidrs: patch.allowedCidrs === undefined ? undefined : fromTo(current.allowedCidrs, patch.allowedCidrs),
+    billing: patch.billing === undefined ? undefined : fromTo(current.billing, patch.billing),
+  };
+  const updated = await store(app).updateAccount(id, patch, audit.draft("account.update", id, id, { changes, personal }));
   if (updated === null) throw accountNotFound(id);
   return ok(accountView(app, updated));
 }
@@ -147,7 +160,7 @@ export const patchAccount = op({
   path: "/accounts/{account_id}",
   body: UpdateAccountBody,
   doc: { operationId: "adminUpdateAccount", ...UPDATE_DOC },
-  handle: (app, params, body) => updateAccount(app, params, body),
+  handle: (app, params, body, _now, _request, _query, audit) => updateAccount(app, params, body, audit),
 });
 
 /** POST /accounts/{account_id}: the same update, for clients that cannot send PATCH. */
@@ -156,5 +169,5 @@ export const postAccount = op({
   path: "/accounts/{account_id}",
   body: UpdateAccountBody,
   doc: { operationId: "adminUpdateAccountPost", ...UPDATE_DOC, summary: "Update an account (POST alias of PATCH)" },
-  handle: (app, params, body) => updateAccount(app, params, body),
+  handle: (app, params, body, _now, _request, _query, audit) => updateAccount(app, params, body, audit),
 });

@@ -1,6 +1,7 @@
 /** One operation of the admin API: its method and path, its schemas, what the OpenAPI document says, and its handler. */
 import type * as v from "valibot";
 import type { AppContext } from "../app-options.ts";
+import type { AuditRecorder } from "../audit/audit-recorder.ts";
 import type { QuerySchema } from "../query.ts";
 import type { Reply } from "../reply.ts";
 import type { RouteDoc } from "../route.ts";
@@ -21,6 +22,8 @@ export interface AdminOp<B extends v.GenericSchema | undefined, Q extends QueryS
     now: number,
     request: Request,
     query: Q extends QuerySchema ? v.InferOutput<Q> : undefined,
+    /** Drafts this request's audit entries (actor `admin`, or the app's `auditActor`). */
+    audit: AuditRecorder,
   ): Promise<Reply>;
 }
 

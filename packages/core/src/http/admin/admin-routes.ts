@@ -13,12 +13,14 @@ import { asServiceError, errorResponse, replyResponse } from "../reply.ts";
 import { bearerToken } from "../request-url.ts";
 import type { Route } from "../route.ts";
 import { clientAddressOf } from "../data/key-checks.ts";
+import { auditRecorder } from "../audit/audit-recorder.ts";
 import { deleteAccount, exportAccount, listAccounts } from "./account-lifecycle.ts";
 import { resumeAccount, suspendAccount } from "./account-status.ts";
 import { createAccount, getAccount, patchAccount, postAccount } from "./accounts.ts";
 import { adminUsageBreakdown } from "./usage-breakdown.ts";
 import type { AdminOp } from "./admin-op.ts";
 import { releaseHold } from "./billing.ts";
+import { adminListAudit } from "../audit/audit-routes.ts";
 import { createSession, createSignInLink, revokeSessions } from "./sessions.ts";
 import type { AdminAuthThrottle } from "./auth-throttle.ts";
 import { adminAuthThrottle, refuseWrongToken } from "./auth-throttle.ts";
@@ -47,6 +49,7 @@ const OPS: readonly AdminOp<any, any>[] = [
   createSignInLink,
   releaseHold,
   adminUsageBreakdown,
+  adminListAudit,
 ];
 
 /**
@@ -70,7 +73,7 @@ export function adminRoutes(app: AppContext, throttle: AdminAuthThrottle = admin
         }
         const query = o.query ? parseQuery(o.query, search) : undefined;
         const body = o.body ? await (o.bodyOptional === true ? readOptionalBody : readBody)(request, o.body) : undefined;
-        const reply = await o.handle(app, params, body, app.clock.now(), request, query);
+        const reply = await o.handle(app, params, body, app.clock.now(), request, query, auditRecorder(app, request, client, app.auditActor ?? "admin"));
         return replyResponse(reply, { ...reply.headers, "cache-control": "no-store" });
       } catch (error) {
         return errorResponse(asServiceError(error, app.logger, label, request), { "cache-control": "no-store" });

@@ -24,10 +24,10 @@ export const releaseHold = op({
     success: { status: 200, description: "Whether the current period had a quota to release.", schema: v.object({ account_id: v.string(), released: v.boolean() }) },
     errors: [404],
   },
-  async handle(app, params, _body, now) {
+  async handle(app, params, _body, now, _request, _query, audit) {
     const id = params.account_id as string;
     if ((await store(app).getAccount(id)) === null) throw accountNotFound(id);
-    const released = await store(app).releaseChargeHold({ accountId: id, now, anchorDay: app.config.billing.anchorDay });
+    const released = await store(app).releaseChargeHold({ accountId: id, now, anchorDay: app.config.billing.anchorDay, audit: audit.draft("billing.release", id, id) });
     if (released) app.logger.info("automatic charges released by the operator", { account_id: id });
     return ok({ account_id: id, released });
   },

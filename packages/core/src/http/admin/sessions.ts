@@ -3,6 +3,8 @@ import * as v from "valibot";
 import { isoTime } from "../../clock/clock.ts";
 import { generateSessionToken, generateSignInToken, MAX_SESSION_DAYS, sessionLifetimeMs } from "../../keys/session-token.ts";
 import type { AppContext } from "../app-options.ts";
+import type { AuditRecorder } from "../audit/audit-recorder.ts";
+import { sessionActor } from "../audit/audit-recorder.ts";
 import { Timestamp } from "../data/doc-schemas.ts";
 import { ok } from "../reply.ts";
 import { accountNotFound } from "./account-view.ts";
@@ -13,11 +15,12 @@ import type { AccountStore, SessionStore } from "../../storage/types.ts";
 const store = (app: AppContext): AccountStore & SessionStore => app.storage;
 
 /** A new console session for the account, expiring after `sessions.ttlDays`: the raw token (shown once) and its expiry. */
-export async function issueSession(app: AppContext, accountId: string, now: number): Promise<{ token: string; expiresAt: number }> {
+export async function issueSession(app: AppContext, accountId: string, now: number, audit?: AuditRecorder): Promise<{ token: string; expiresAt: number }> {
   const session = generateSessionToken(app.random);
   const expiresAt = now + sessionLifetimeMs(app.config.sessions.ttlDays);
+  const draft = audit?.draft("session.create", accountId, sessionActor(session.hash), { changes: { expires_at: isoTime(expiresAt) } });
   // Refused by the store when the account was erased meanwhile, even by another instance a moment ago.
-  if (!(await store(app).createSession({ tokenHash: session.hash, accountId, createdAt: now, expiresAt }))) throw accountNotFound(accountId);
+  if (!(await store(app).createSession({ tokenHash: session.hash, accountId, createdAt: now, expiresAt }, draft))) throw accountNotFound(accountId);
   return { token: session.raw, expiresAt };
 }
 
@@ -38,10 +41,10 @@ export const createSession = op({
     success: { status: 201, description: "The session token (shown only here).", schema: v.object({ account_id: v.string(), session_token: v.string(), expires_at: Timestamp }) },
     errors: [404],
   },
-  async handle(app, params, _body, now) {
+  async handle(app, params, _body, now, _request, _query, audit) {
     const id = params.account_id as string;
     if ((await store(app).getAccount(id)) === null) throw accountNotFound(id);
-    const s = await issueSession(app, id, now);
+    const s = await issueSession(app, id, now, audit);
     return { status: 201, body: { account_id: id, session_token: s.token, expires_at: isoTime(s.expiresAt) } };
   },
 });
@@ -58,10 +61,10 @@ export const revokeSessions = op({
     success: { status: 200, description: "How many sessions were ended.", schema: v.object({ account_id: v.string(), revoked_sessions: v.pipe(v.number(), v.integer()) }) },
     errors: [404],
   },
-  async handle(app, params) {
+  async handle(app, params, _body, _now, _request, _query, audit) {
     const id = params.account_id as string;
     if ((await store(app).getAccount(id)) === null) throw accountNotFound(id);
-    return ok({ account_id: id, revoked_sessions: await store(app).deleteSessions(id) });
+    return ok({ account_id: id, revoked_sessions: await store(app).deleteSessions(id, audit.draft("session.end_all", id, id)) });
   },
 });
 
@@ -82,12 +85,13 @@ export const createSignInLink = op({
     },
     errors: [404],
   },
-  async handle(app, params, _body, now, request) {
+  async handle(app, params, _body, now, request, _query, audit) {
     const id = params.account_id as string;
     if ((await store(app).getAccount(id)) === null) throw accountNotFound(id);
     const link = generateSignInToken(app.random);
     const expiresAt = now + app.config.sessions.signInLinkMinutes * 60_000;
-    if (!(await store(app).createSignInLink({ tokenHash: link.hash, accountId: id, createdAt: now, expiresAt }))) throw accountNotFound(id);
+    const draft = audit.draft("sign_in_link.create", id, id, { changes: { expires_at: isoTime(expiresAt) } });
+    if (!(await store(app).createSignInLink({ tokenHash: link.hash, accountId: id, createdAt: now, expiresAt }, draft))) throw accountNotFound(id);
     const path = signInPath(link.raw);
     return { status: 201, body: { account_id: id, sign_in_url: new URL(request.url).origin + path, sign_in_path: path, expires_at: isoTime(expiresAt) } };
   },

@@ -41,18 +41,20 @@ export const retryBilling = defineConsoleRoute({
   success: { status: 202, description: "The pending invoice.", schema: InvoiceSchema },
   errors: [409],
   async handle(call) {
-    const { app, now } = call;
+    const { app, now, audit } = call;
     const account = await accountOf(call);
     const limits = effectiveLimits(app.config, account.tier, account.limits);
+    const invoiceId = newId("inv", app.clock, app.idRandom);
     const invoice = await store(app).requestCharge({
       accountId: account.id,
       now,
       anchorDay: app.config.billing.anchorDay,
-      invoiceId: newId("inv", app.clock, app.idRandom),
+      invoiceId,
       baseQuota: limits.monthlyQuota,
       blockSize: limits.blockSize,
       blockPrice: limits.blockPrice,
       currency: app.config.currency,
+      audit: audit.draft("billing.retry", account.id, invoiceId, { changes: { amount: limits.blockPrice, currency: app.config.currency } }),
     });
     if (invoice === null) throw NOTHING_TO_CHARGE;
     app.hooks.chargeRequested(invoice.id);

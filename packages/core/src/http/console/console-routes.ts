@@ -1,4 +1,5 @@
 /** Every console operation, in the order the OpenAPI document lists them. */
+import { consoleListAudit } from "../audit/audit-routes.ts";
 import { listInvoices, retryBilling } from "./billing.ts";
 import type { AnyConsoleRoute } from "./define-console-route.ts";
 import { getEnvironments } from "./environments.ts";
@@ -34,4 +35,5 @@ export const CONSOLE_ROUTES: readonly AnyConsoleRoute[] = [
   recoverWebhook,
   listInvoices,
   retryBilling,
+  consoleListAudit,
 ];

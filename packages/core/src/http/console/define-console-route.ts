@@ -18,6 +18,8 @@ import type { Reply } from "../reply.ts";
 import { asServiceError, errorResponse, replyResponse } from "../reply.ts";
 import { requestIdOf } from "../request-id.ts";
 import { checkCsrf, presentedSession } from "./session-cookie.ts";
+import type { AuditRecorder } from "../audit/audit-recorder.ts";
+import { auditRecorder, consoleActor } from "../audit/audit-recorder.ts";
 import type { Route, RouteDoc } from "../route.ts";
 
 /** The console's base path. */
@@ -55,6 +57,8 @@ export interface ConsoleCall<B, Q> {
   readonly client: ClientInfo;
   readonly now: number;
   readonly app: AppContext;
+  /** Drafts this request's audit entries (actor: the session's id, or the app's `auditActor`). */
+  readonly audit: AuditRecorder;
 }
 
 /** One console operation. */
@@ -138,7 +142,8 @@ export function consoleRoute(app: AppContext, route: AnyConsoleRoute): Route {
       }
       const query = route.query ? parseQuery(route.query, search) : undefined;
       const body = route.body ? await readBody(request, route.body) : undefined;
-      const reply = await route.handle({ accountId, account, params, body, query, request, client, now: app.clock.now(), app });
+      const audit = auditRecorder(app, request, client, () => consoleActor(app, request));
+      const reply = await route.handle({ accountId, account, params, body, query, request, client, now: app.clock.now(), app, audit });
       return replyResponse(reply, { ...reply.headers, "cache-control": NO_STORE });
     } catch (error) {
       return errorResponse(asServiceError(error, app.logger, label, request), { "cache-control": NO_STORE });

@@ -1,6 +1,7 @@
 /** Console key operations: create, list, show, rotate, revoke. Storage writes each change's event in the same transaction. */
 import * as v from "valibot";
 import { ServiceError } from "../../errors/service-error.ts";
+import { fromTo } from "../audit/audit-recorder.ts";
 import { newId } from "../../ids/new-id.ts";
 import { generateApiKey } from "../../keys/api-key.ts";
 import type { Scope } from "../../scopes/scopes.ts";
@@ -38,7 +39,7 @@ export const createKey = defineConsoleRoute({
   success: { status: 201, description: "The key, with `raw_key` shown only here.", schema: KeyWithSecretSchema },
   errors: [403, 409],
   async handle(call) {
-    const { app, body, now } = call;
+    const { app, body, now, audit } = call;
     const account = await accountOf(call);
     const scopes = [...new Set(body.scopes)] as Scope[];
     const beyond = scopesBeyondTier(account.tier, scopes);
@@ -59,7 +60,9 @@ export const createKey = defineConsoleRoute({
       rotatedAt: null,
       revokedAt: null,
     };
-    const outcome = await store(app).createKey({ key, hash: generated.hash, maxKeys: app.config.keys.maxPerAccount, eventId: newId("evt", app.clock, app.idRandom) });
+    // The key's name may name a person (erased with the account); never its secret, hash or prefix.
+    const draft = audit.draft("key.create", account.id, key.id, { changes: { environment: key.environment, scopes }, personal: { name: key.name } });
+    const outcome = await store(app).createKey({ key, hash: generated.hash, maxKeys: app.config.keys.maxPerAccount, eventId: newId("evt", app.clock, app.idRandom), audit: draft });
     // Erased while this request was on its way: the account no longer exists, nor does this session.
     if (outcome === "deleted") throw INVALID_SESSION;
     if (outcome === "limit") {
@@ -114,7 +117,7 @@ export const rotateKey = defineConsoleRoute({
   success: { status: 200, description: "The key with its new `raw_key`, shown only here.", schema: KeyWithSecretSchema },
   errors: [404, 409],
   async handle(call) {
-    const { app, accountId, params, now } = call;
+    const { app, accountId, params, now, audit } = call;
     const keyId = params.key_id as string;
     const existing = await store(app).getKey(accountId, keyId);
     if (existing === null) throw notFound("key", keyId);
@@ -132,6 +135,7 @@ export const rotateKey = defineConsoleRoute({
       now,
       eventId: newId("evt", app.clock, app.idRandom),
       ...(kept.length < existing.scopes.length ? { scopes: kept } : {}),
+      audit: audit.draft("key.rotate", accountId, keyId, { changes: { scopes: fromTo(existing.scopes, kept) } }),
     });
     // Revoked between the read and the rotation.
     if (rotated === null) throw revoked(keyId);
@@ -154,9 +158,9 @@ export const revokeKey = defineConsoleRoute({
   pathParams: KEY_ID,
   success: { status: 200, description: "The revoked key.", schema: KeySchema },
   errors: [404],
-  async handle({ app, accountId, params, now }) {
+  async handle({ app, accountId, params, now, audit }) {
     const keyId = params.key_id as string;
-    const key = await store(app).revokeKey({ accountId, keyId, now, eventId: newId("evt", app.clock, app.idRandom) });
+    const key = await store(app).revokeKey({ accountId, keyId, now, eventId: newId("evt", app.clock, app.idRandom), audit: audit.draft("key.revoke", accountId, keyId) });
     if (key === null) throw notFound("key", keyId);
     app.hooks.eventsWritten();
     return ok(keyView(key, now, (await store(app).keysLastUsed(accountId))[key.id] ?? null));

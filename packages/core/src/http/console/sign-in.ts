@@ -2,7 +2,8 @@
 import * as v from "valibot";
 import { isoTime } from "../../clock/clock.ts";
 import { effectiveLimits } from "../../config/config.ts";
-import { ServiceError } from "../../errors/service-error.ts";
+import { isServiceError, ServiceError } from "../../errors/service-error.ts";
+import { auditRecorder, sessionActor } from "../audit/audit-recorder.ts";
 import { generateSessionToken, isSessionToken, isSignInToken, sessionLifetimeMs } from "../../keys/session-token.ts";
 import { scopesForTier, SCOPES, TIERS } from "../../scopes/scopes.ts";
 import { ACCOUNT_SUSPENDED } from "../account-suspended.ts";
@@ -43,7 +44,7 @@ export const signIn = defineConsoleRoute({
   body: SignInBody,
   success: { status: 200, description: "Signed in; `Set-Cookie` carries the session.", schema: SignedInSchema },
   errors: [401, 403],
-  async handle({ app, body, request, client, now }) {
+  async handle({ app, body, request, client, now, audit }) {
     checkCsrf(request);
     const token = body.token.trim();
     let accountId: string | null = null;
@@ -53,7 +54,9 @@ export const signIn = defineConsoleRoute({
     if (isSignInToken(token)) {
       const session = generateSessionToken(app.random);
       expiresAt = now + sessionLifetimeMs(app.config.sessions.ttlDays);
-      accountId = await store(app).redeemSignInLink({ linkHash: app.hashSecret(token), now, session: { tokenHash: session.hash, createdAt: now, expiresAt } });
+      // Recorded with the redemption (the link is used up either way), as the new session; the store names the account.
+      const draft = auditRecorder(app, request, client, sessionActor(session.hash)).draft("session.sign_in", null, sessionActor(session.hash), { changes: { via: "sign_in_link" } });
+      accountId = await store(app).redeemSignInLink({ linkHash: app.hashSecret(token), now, session: { tokenHash: session.hash, createdAt: now, expiresAt }, audit: draft });
       sessionToken = session.raw;
       redeemed = session.hash;
     } else if (isSessionToken(token)) {
@@ -69,7 +72,10 @@ export const signIn = defineConsoleRoute({
       checkConsoleAddress(account, request, client, app.config.trustProxy);
     } catch (refusal) {
       // The link is used up either way; the session it made is ended, so nothing outlives the refusal.
-      if (redeemed !== null) await store(app).deleteSession(redeemed);
+      if (redeemed !== null) {
+        const code = isServiceError(refusal) ? refusal.code : "refused";
+        await store(app).deleteSession(redeemed, audit.draft("session.sign_out", accountId, sessionActor(redeemed), { changes: { refused: code } }));
+      }
       throw refusal;
     }
     return {
@@ -90,10 +96,12 @@ export const signOut = defineConsoleRoute({
   description: "Ends the presented session at once, on every instance (its token stops working), and clears the console's cookie. Answers 200 even when the session had already ended. No body.",
   success: { status: 200, description: "Whether a session was ended.", schema: v.object({ signed_out: v.boolean() }) },
   errors: [403],
-  async handle({ app, request }) {
+  async handle({ app, request, audit }) {
     const presented = presentedSession(request);
     if (presented?.via === "cookie") checkCsrf(request);
-    const ended = presented !== null && isSessionToken(presented.token) ? await store(app).deleteSession(app.hashSecret(presented.token)) : false;
+    // The session's own entry (actor and target: its id); the store names the account it belonged to.
+    const ended =
+      presented !== null && isSessionToken(presented.token) ? await store(app).deleteSession(app.hashSecret(presented.token), audit.draft("session.sign_out", null, audit.actor)) : false;
     return { status: 200, body: { signed_out: ended }, headers: { "set-cookie": clearedSessionCookie() } };
   },
 });

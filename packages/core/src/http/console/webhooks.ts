@@ -43,7 +43,7 @@ export const createWebhook = defineConsoleRoute({
   body: CreateWebhookBody,
   success: { status: 201, description: "The webhook with its signing secret.", schema: WebhookWithSecretSchema },
   errors: [409],
-  async handle({ app, accountId, body, now }) {
+  async handle({ app, accountId, body, now, audit }) {
     const syntax = checkUrlSyntax(body.url, app.config.webhooks.allowHttp);
     if (syntax) throw syntax;
     if (app.webhooks.checkUrl) {
@@ -61,7 +61,9 @@ export const createWebhook = defineConsoleRoute({
       secret: await (app.webhooks.secretBox ?? plaintextSecretBox).seal(id, secret),
       createdAt: now,
     };
-    const outcome = await store(app).createWebhook(record, app.config.webhooks.maxPerAccount);
+    // The URL may name a person's host (erased with the account); never the signing secret.
+    const draft = audit.draft("webhook.create", accountId, id, { changes: { events: [...record.events] }, personal: { url: record.url } });
+    const outcome = await store(app).createWebhook(record, app.config.webhooks.maxPerAccount, draft);
     // Erased while this request was on its way: the account no longer exists, nor does this session.
     if (outcome === "deleted") throw INVALID_SESSION;
     if (outcome === "limit") {
@@ -112,9 +114,9 @@ export const deleteWebhook = defineConsoleRoute({
   pathParams: WEBHOOK_ID,
   success: { status: 204, description: "Deleted." },
   errors: [404],
-  async handle({ app, accountId, params }) {
+  async handle({ app, accountId, params, audit }) {
     const id = params.webhook_id as string;
-    if (!(await store(app).deleteWebhook(accountId, id))) throw notFound("webhook", id);
+    if (!(await store(app).deleteWebhook(accountId, id, audit.draft("webhook.delete", accountId, id)))) throw notFound("webhook", id);
     return { status: 204 };
   },
 });
@@ -130,9 +132,9 @@ export const enableWebhook = defineConsoleRoute({
   pathParams: WEBHOOK_ID,
   success: { status: 200, description: "The webhook, active.", schema: WebhookSchema },
   errors: [404],
-  async handle({ app, accountId, params }) {
+  async handle({ app, accountId, params, audit }) {
     const id = params.webhook_id as string;
-    const w = await store(app).enableWebhook(accountId, id);
+    const w = await store(app).enableWebhook(accountId, id, audit.draft("webhook.enable", accountId, id, { changes: { status: "active" } }));
     if (w === null) throw notFound("webhook", id);
     return ok(webhookView(w));
   },
@@ -159,12 +161,13 @@ export const rotateWebhookSecret = defineConsoleRoute({
   pathParams: WEBHOOK_ID,
   success: { status: 200, description: "The webhook with its new signing secret, shown only here.", schema: RotatedWebhookSchema },
   errors: [404],
-  async handle({ app, accountId, params, now }) {
+  async handle({ app, accountId, params, now, audit }) {
     const id = params.webhook_id as string;
     const secret = generateSigningSecret(app.random);
     const sealed = await (app.webhooks.secretBox ?? plaintextSecretBox).seal(id, secret);
     const previousUntil = now + Math.round(app.config.webhooks.secretOverlapHours * 3_600_000);
-    const w = await store(app).rotateWebhookSecret({ accountId, webhookId: id, secret: sealed, previousUntil });
+    const draft = audit.draft("webhook.rotate_secret", accountId, id, { changes: { previous_secret_until: isoTime(previousUntil) } });
+    const w = await store(app).rotateWebhookSecret({ accountId, webhookId: id, secret: sealed, previousUntil, audit: draft });
     if (w === null) throw notFound("webhook", id);
     return ok({ ...webhookView(w), signing_secret: secret, previous_secret_expires_at: isoTime(previousUntil) });
   },
@@ -199,10 +202,10 @@ export const retryDelivery = defineConsoleRoute({
   pathParams: { ...WEBHOOK_ID, delivery_id: "The delivery's identifier (`dlv_…`)." },
   success: { status: 202, description: "The delivery, due now.", schema: DeliverySchema },
   errors: [404],
-  async handle({ app, accountId, params, now }) {
+  async handle({ app, accountId, params, now, audit }) {
     const webhookId = params.webhook_id as string;
     const deliveryId = params.delivery_id as string;
-    const d = await store(app).retryDelivery(accountId, webhookId, deliveryId, now);
+    const d = await store(app).retryDelivery(accountId, webhookId, deliveryId, now, audit.draft("webhook.retry_delivery", accountId, deliveryId, { changes: { webhook_id: webhookId } }));
     if (d === null) throw notFound("delivery", deliveryId);
     app.hooks.eventsWritten();
     return { status: 202, body: deliveryView(d) };
@@ -253,7 +256,7 @@ export const recoverWebhook = defineConsoleRoute({
     }),
   },
   errors: [404, 409, 429],
-  async handle({ app, accountId, params, body, now }) {
+  async handle({ app, accountId, params, body, now, audit }) {
     const id = params.webhook_id as string;
     const since = Date.parse(body.since);
     // Deliveries older than the retention horizon are pruned; a `since` before it would promise what is gone.
@@ -263,7 +266,8 @@ export const recoverWebhook = defineConsoleRoute({
       throw new ServiceError(422, "validation.out_of_range", `since: must be at most ${days} days ago (retention.deliveriesDays), at or after ${isoTime(horizon)}; got ${body.since}.`);
     }
     const policy: RecoverPolicy = { callsPerHour: app.config.webhooks.recoverCallsPerHour, deliveriesPerHour: app.config.webhooks.recoverDeliveriesPerHour };
-    const r = await store(app).recoverDeliveries({ accountId, webhookId: id, since, now, policy });
+    const draft = audit.draft("webhook.recover", accountId, id, { changes: { since: isoTime(since) } });
+    const r = await store(app).recoverDeliveries({ accountId, webhookId: id, since, now, policy, audit: draft });
     if (r === null) throw notFound("webhook", id);
     if (r === "disabled") throw new ServiceError(409, "console.webhook_disabled", `Webhook \`${id}\` is disabled; enable it first (POST /webhooks/${id}/enable), then recover its deliveries.`);
     if (r.kind === "refused") throw recoverBudgetSpent(r.reason, r.retryAt, now, policy);
