@@ -84,7 +84,8 @@ describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
     mkdirSync(SHOTS, { recursive: true });
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
     const config = join(dir, "config.json");
-    writeFileSync(config, JSON.stringify({ webhooks: { allowHttp: true, allowPrivateNetworks: true }, billing: { simulatedOutcome: "fail" } }));
+    // Usage analytics written every 0.2 s, so a key's "Last used" shows without waiting the default 5 s.
+    writeFileSync(config, JSON.stringify({ webhooks: { allowHttp: true, allowPrivateNetworks: true }, billing: { simulatedOutcome: "fail" }, analytics: { flushSeconds: 0.2 } }));
     server = await startServe(["--db", `sqlite:${join(dir, "console.db")}`, "--config", config], { BENCHDATA_ADMIN_TOKEN: ADMIN });
     const acc = await admin("POST", "/accounts", { name: "Console Co", tier: "growth" });
     expect(acc.status).toBe(201);
@@ -312,6 +313,10 @@ describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
     const first = keys.getByRole("row").filter({ has: p.getByRole("cell", { name: names[0]!, exact: true }) });
     for (const s of scopes) await expect.poll(() => first.getByText(s).isVisible()).toBe(true);
     expect(await first.locator("td").evaluateAll((tds) => tds.map((td) => td.getAttribute("data-label")))).toEqual(["Name", "Env", "Scopes", "Prefix", "Created", "Last used", "State", null]);
+    // "Last used": never for a key without requests; the minute of its latest request for the live key used above.
+    expect(await first.locator('td[data-label="Last used"]').textContent()).toBe("never");
+    const used = keys.getByRole("row").filter({ has: p.getByRole("cell", { name: "live billing key", exact: true }) }).locator('td[data-label="Last used"] time');
+    expect((await used.getAttribute("datetime"))?.endsWith(":00.000Z")).toBe(true);
     await shot("7-narrow-keys", p);
     // The confirmation replaces the button in place and still fits; focus lands on "Yes".
     await first.getByRole("button", { name: "Revoke" }).click();

@@ -33,8 +33,8 @@ export async function call<T>(pending: Promise<{ data: T }>, options: { signIn?:
 }
 
 export type Account = DataOf<"getConsoleAccount">;
-/** A key; `last_used_at` where the server tracks it. */
-export type Key = DataOf<"getKey"> & { last_used_at?: string | null };
+/** A key, with `last_used_at` (the minute of its latest data request, or null: never). */
+export type Key = DataOf<"getKey">;
 /** A webhook; `status` and `disabled_reason` where the server reports them. */
 export type Webhook = DataOf<"getWebhook"> & { status?: string; disabled_reason?: string | null };
 export type Delivery = DataOf<"listDeliveries">["data"][number];

@@ -145,7 +145,7 @@ async function keysView(body: HTMLElement): Promise<void> {
               k.scopes.join(", "),
               h("code", {}, k.prefix),
               when(k.created_at),
-              k.last_used_at === undefined ? h("span", { class: "muted" }, "not tracked") : when(k.last_used_at),
+              k.last_used_at === null ? h("span", { class: "muted" }, "never") : when(k.last_used_at),
               !k.is_active ? h("span", { class: "pill bad" }, k.revoked_at ? "revoked" : "retired") : k.rotation_due ? h("span", { class: "pill warn" }, "rotation due") : h("span", { class: "pill ok" }, "active"),
               k.is_active
                 ? h(
