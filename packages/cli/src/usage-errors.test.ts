@@ -108,8 +108,10 @@ describe("usage errors exit 2, for every command", () => {
     [["webhooks", "reseal", "--check", "--db", "redis://x"], "--db must be sqlite:PATH"],
     [["webhooks", "reseal", "--check=yes"], "--check"],
     [["backup"], "--to DIR is required"],
-    [["backup", "--to", "/nonexistent-dir-never", "--db", "postgres://u:hunter2pw@h/db"], "back up PostgreSQL with pg_dump"],
-    [["backup", "--to", "/nonexistent-dir-never", "--db", "memory:"], "--db must name a SQLite database file"],
+    [["backup", "--to", "/nonexistent-dir-never"], "--key-out FILE is required"],
+    [["backup", "--to", "/nonexistent-dir-never", "--key-out", "/nonexistent-dir-never/sub/key"], "lies inside --to"],
+    [["backup", "--to", "/nonexistent-dir-never", "--key-out", "/nonexistent-key-never", "--db", "postgres://u:hunter2pw@h/db"], "back up PostgreSQL with pg_dump"],
+    [["backup", "--to", "/nonexistent-dir-never", "--key-out", "/nonexistent-key-never", "--db", "memory:"], "--db must name a SQLite database file"],
   ];
 
   it.each(table)("%j → exit 2", async (argv, says) => {

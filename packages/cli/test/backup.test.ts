@@ -3,11 +3,11 @@
 // backup wrote starts, its usage lies between what was admitted before the backup began and what was sent
 // before it ended (one snapshot inside that span) and then counts on exactly, every webhook signs with the
 // secret shown at creation, and deliveries pending in the copy go out.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, REPO, cli, http, startServe } from "./helpers.ts";
 import { consoleOf, newAccount, receiver, signedBy, until } from "./restore-support.ts";
 
@@ -20,9 +20,9 @@ const CONFIG = join(dir, "config.json");
 writeFileSync(CONFIG, JSON.stringify({ target: "host", tiers: { growth: { perMinute: 1000000, perDay: 10000000 } }, webhooks: { allowHttp: true, allowPrivateNetworks: true, ordered: false, retryDelaysSeconds: [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1] } }));
 const QUERY = "/data/v1/benchmarks/percentile?metric=gross_margin&value=0.15&category=saas";
 
-function backup(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function backup(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, "backup", ...args], { cwd: REPO, env: { ...process.env, ...NO_KEYS } });
+    const child = spawn(process.execPath, [BIN, "backup", ...args], { cwd: REPO, env: { ...process.env, ...NO_KEYS, ...env } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c));
@@ -72,7 +72,8 @@ describe("benchdata backup (SQLite) under load", () => {
       })();
       await until("some load", () => admitted >= 50);
       admittedBeforeStart = admitted;
-      result = await backup(["--db", `sqlite:${liveDb}`, "--to", join(dir, "backup")]);
+      mkdirSync(join(dir, "vault"));
+      result = await backup(["--db", `sqlite:${liveDb}`, "--to", join(dir, "backup"), "--key-out", join(dir, "vault", "bench.key")]);
       backupDone = true;
       await until("load after the backup", () => admitted >= sentBeforeEnd + 20);
       stop = true;
@@ -82,7 +83,7 @@ describe("benchdata backup (SQLite) under load", () => {
     }
     expect(result!.code, result!.stderr).toBe(0);
     const summary = JSON.parse(result!.stdout);
-    expect(summary).toMatchObject({ database: join(dir, "backup", "bench.db"), key_file: join(dir, "backup", "benchdata-operator-key.DO-NOT-STORE-WITH-BACKUP"), sealed_secrets: 1, unopened: 0 });
+    expect(summary).toMatchObject({ database: join(dir, "backup", "bench.db"), key_file: join(dir, "vault", "bench.key"), sealed_secrets: 1, unopened: 0 });
     expect(result!.stderr).toContain("the server keeps serving");
     for (const f of [summary.database, summary.key_file]) expect(statSync(f).mode & 0o777).toBe(0o600);
 
@@ -120,4 +121,58 @@ describe("benchdata backup (SQLite) under load", () => {
       await rx.close();
     }
   }, 180_000);
+});
+
+describe("benchdata backup keeps the key out of the backup and leaves nothing half made", () => {
+  const KEYS = { BENCHDATA_WEBHOOK_KEYS: `k1:${Buffer.alloc(32, 5).toString("base64")}` };
+  const base = join(dir, "outputs");
+  mkdirSync(base, { recursive: true });
+  const source = join(base, "small.db");
+  beforeAll(() => {
+    const made = cli(["migrate", "--db", `sqlite:${source}`], KEYS);
+    expect(made.status, made.stderr).toBe(0);
+  });
+
+  it("refuses (exit 2) a --key-out inside --to, also through a symbolic link, and creates nothing", async () => {
+    const to = join(base, "inside");
+    symlinkSync(to, join(base, "alias"));
+    for (const keyOut of [join(to, "key"), join(to, "sub", "key"), to, join(base, "alias", "key")]) {
+      const r = await backup(["--db", `sqlite:${source}`, "--to", to, "--key-out", keyOut], KEYS);
+      expect([keyOut, r.code], r.stderr).toEqual([keyOut, 2]);
+      expect(r.stderr).toContain("lies inside --to");
+      expect(existsSync(to)).toBe(false);
+    }
+    const missing = await backup(["--db", `sqlite:${source}`, "--to", to], KEYS);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--key-out FILE is required");
+  });
+
+  it("an existing --key-out is refused before anything is copied", async () => {
+    const keyOut = join(base, "taken.key");
+    writeFileSync(keyOut, "someone else's\n");
+    const to = join(base, "taken");
+    const r = await backup(["--db", `sqlite:${source}`, "--to", to, "--key-out", keyOut], KEYS);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`${keyOut} already exists`);
+    expect(existsSync(join(to, "small.db")), "no copy without its key").toBe(false);
+    expect(existsSync(to)).toBe(false);
+  });
+
+  it("a failed copy removes both outputs, so the next run goes through", async () => {
+    const broken = join(base, "broken.db");
+    writeFileSync(broken, "this is not a SQLite database, VACUUM INTO fails on it ".repeat(100));
+    const to = join(base, "retry");
+    mkdirSync(to);
+    const keyOut = join(base, "retry.key");
+    const failed = await backup(["--db", `sqlite:${broken}`, "--to", to, "--key-out", keyOut], KEYS);
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(existsSync(join(to, "broken.db"))).toBe(false);
+    expect(existsSync(keyOut)).toBe(false);
+    expect(existsSync(to), "a directory the run did not create stays").toBe(true);
+    copyFileSync(source, broken);
+    const ok = await backup(["--db", `sqlite:${broken}`, "--to", to, "--key-out", keyOut], KEYS);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ database: join(to, "broken.db"), key_file: keyOut, key_ids: ["k1"], unopened: 0 });
+    for (const f of [join(to, "broken.db"), keyOut]) expect(statSync(f).mode & 0o777).toBe(0o600);
+  });
 });
