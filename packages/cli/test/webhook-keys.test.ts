@@ -91,9 +91,18 @@ describe("operator key for webhook signing secrets (CLI)", () => {
 describe("the key file and database files are private", () => {
   it("SQLite database, -wal and -shm are created 0600 whatever the umask; a key file readable by others or owned by another user is warned about at start", async () => {
     const file = join(dir, "private.db");
-    const node = await startServe(["--db", `sqlite:${file}`, "--config", CONFIG], NO_KEYS);
+    // The child inherits the most permissive umask, so 0600 can only come from the server itself (under the
+    // usual 022 a file created 0644 would already fail, but under 000 so would 0666).
+    const before = process.umask(0o000);
+    let node!: Awaited<ReturnType<typeof startServe>>;
     try {
-      // While serving, WAL mode has its -wal and -shm beside the database (the test runs with umask 022).
+      expect(process.umask()).toBe(0);
+      node = await startServe(["--db", `sqlite:${file}`, "--config", CONFIG], NO_KEYS);
+    } finally {
+      process.umask(before);
+    }
+    try {
+      // While serving, WAL mode has its -wal and -shm beside the database.
       for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}.webhook-keys`]) expect([f, statSync(f).mode & 0o777]).toEqual([f, 0o600]);
       expect(node.logs.join("\n")).not.toContain("not private");
     } finally {
