@@ -112,7 +112,7 @@ describe("benchdata backup (SQLite) under load", () => {
       await until("deliveries of every key in the copy", () => {
         const delivered = new Set(rx.got.map((r) => JSON.parse(r.body).data?.key_id));
         return keys.every((k) => delivered.has(k.key_id));
-      });
+      }, 90_000); // a hundred or more retried deliveries: 30 s was too short on a loaded 2-core runner
       for (const r of rx.got) expect(await signedBy(secret, r)).toBe(true);
       const test = await c("POST", "/webhooks/test");
       expect(test.json.results).toEqual([expect.objectContaining({ webhook_id: webhookId, ok: true })]);
