@@ -2,7 +2,7 @@
  * The CLI's account and key commands go through the HTTP app in-process (with a one-time admin token),
  * so they share every validation, event and rule with the admin and console APIs.
  */
-import type { ServiceConfig } from "@benchdata/core";
+import type { Logger, ServiceConfig } from "@benchdata/core";
 import { cryptoRandom, randomToken, silentLogger, systemClock, timingSafeEqual } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
 import { openDb } from "./runtime.ts";
@@ -31,7 +31,7 @@ export type StreamCall = (path: string) => Promise<ReadableStream<Uint8Array>>;
  * session is created (none to leak or outlive the command), and the account's IP allow-list, which guards
  * sessions used over the network, does not apply to the operator's own command.
  */
-export async function adminCall<T>(options: { db: string; config: ServiceConfig; consoleAccount?: string }, fn: (call: Call, stream: StreamCall) => Promise<T>): Promise<T> {
+export async function adminCall<T>(options: { db: string; config: ServiceConfig; consoleAccount?: string; logger?: Logger }, fn: (call: Call, stream: StreamCall) => Promise<T>): Promise<T> {
   const storage = await openDb(options.db);
   const token = randomToken(cryptoRandom);
   const bearer = `Bearer ${token}`;
@@ -41,7 +41,7 @@ export async function adminCall<T>(options: { db: string; config: ServiceConfig;
     clock: systemClock,
     random: cryptoRandom,
     config: options.config,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     adminToken: token,
     // What the command changes is recorded in the audit log as done by `cli`.
     auditActor: "cli",

@@ -1,5 +1,5 @@
 // The benchdata CLI driven as a user would: real processes, a real SQLite file, output read back.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -250,6 +250,19 @@ describe("benchdata CLI", () => {
     expect(doc.console_sessions).toHaveLength(1);
     for (const secret of [key.raw_key, acc.session_token]) expect(text).not.toContain(secret);
     expect(existsSync(`${out}.partial`)).toBe(false);
+    // A directory, or a folder that does not exist: refused or failed with the reason, nothing left behind (no EBADF).
+    const intoDir = cli(["accounts", "export", acc.account_id, "--out", dir, "--db", file]);
+    expect(intoDir.status).toBe(2);
+    expect(intoDir.stderr).toContain("is a directory");
+    const missing = cli(["accounts", "export", acc.account_id, "--out", join(dir, "no-such-folder", "x.json"), "--db", file]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain("ENOENT");
+    expect(missing.stderr).not.toContain("EBADF");
+    // Over an existing file: replaced whole, still 0600.
+    writeFileSync(out, "old");
+    expect(cli(["accounts", "export", acc.account_id, "--out", out, "--db", file]).status).toBe(0);
+    expect(JSON.parse(readFileSync(out, "utf8")).account.account_id).toBe(acc.account_id);
+    expect(readdirSync(dir).filter((f) => f.endsWith(".partial"))).toEqual([]);
     const toStdout = cli(["accounts", "export", "--account", acc.account_id, "--db", file]);
     expect(JSON.parse(toStdout.stdout).account.account_id).toBe(acc.account_id);
 
@@ -266,7 +279,11 @@ describe("benchdata CLI", () => {
       expect(erased.status, erased.stderr).toBe(0);
       const result = JSON.parse(erased.stdout);
       expect(result).toMatchObject({ account_id: acc.account_id, deleted: true });
-      expect(erased.stderr).toContain(`erased ${acc.account_id}`);
+      expect(erased.stderr).toContain(`erased ${acc.account_id} at ${result.deleted_at}`);
+      expect(result.erasure).toMatchObject({ status: "erased", erased_now: true });
+      // The erasure's own log line, as a server writes it: the operator's record that it happened.
+      const logged = erased.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+      expect(logged).toContainEqual(expect.objectContaining({ level: "warn", msg: expect.stringContaining("account erased by the operator"), account_id: acc.account_id }));
       // The server remembered the key; it refuses it at its very next request, as a key that never was.
       const after = await data();
       expect([after.status, after.json.code]).toEqual([401, "auth.unknown_key"]);
@@ -276,6 +293,7 @@ describe("benchdata CLI", () => {
       await node.stop();
     }
     const again = cli(["accounts", "delete", acc.account_id, "--yes", "--db", file]);
+    expect(again.stderr).toContain(`${acc.account_id} was already erased`);
     expect(JSON.parse(again.stdout)).toEqual(JSON.parse(cli(["accounts", "delete", acc.account_id, "--yes", "--db", file]).stdout));
     const tombstones = cli(["accounts", "list", "--status", "deleted", "--db", file]).stdout;
     expect(tombstones).toMatch(new RegExp(`${acc.account_id}\\s+growth\\s+deleted`));

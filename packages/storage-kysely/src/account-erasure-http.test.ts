@@ -90,7 +90,8 @@ for (const [name, open] of Object.entries(stores)) {
       }
       expect((await call(a, "POST", "/api/v1/console/sign-in", null, { token: linkToken }, { "x-benchdata-console": "1" })).body.code).toBe("console.invalid_sign_in");
       expect((await admin(a, "GET", `/accounts/${acc.id}`)).status).toBe(404);
-      expect((await admin(a, "DELETE", `/accounts/${acc.id}`)).body).toEqual(erased.body);
+      expect(erased.body.erasure).toMatchObject({ status: "erased", erased_now: true });
+      expect((await admin(a, "DELETE", `/accounts/${acc.id}`)).body).toEqual({ ...erased.body, erasure: { status: "erased", erased_now: false, purged: 0 } });
 
       // The other account goes on as before, on both instances.
       for (const app of [a, b]) expect((await call(app, "GET", BENCH, kept)).status).toBe(200);
@@ -191,6 +192,27 @@ for (const [name, open] of Object.entries(stores)) {
       // Real dates (a leap day) and well-formed unknown ids are answered as before.
       expect((await admin(a, "GET", "/accounts?created_after=2028-02-29T23:59:59Z")).status).toBe(200);
       expect((await admin(a, "GET", "/accounts/acc_missing/export")).status).toBe(404);
+    });
+
+    it("two erasures at once on two instances: neither answers before nothing of the history is left", async () => {
+      const acc = await newAccount("Twice Co");
+      const t = Date.now();
+      for (let i = 0; i < 2600; i++) {
+        await handles[0].emitEvent(quotaWarningEvent(`evt_two${String(i).padStart(24, "0")}`, acc.id, t + i, { used: i, allowance: 10, threshold: 8, periodStart: t, periodEnd: t + 1 }), t + i);
+      }
+      const leftWhenAnswered: number[] = [];
+      const erase = (app: App) =>
+        admin(app, "DELETE", `/accounts/${acc.id}`).then(async (r) => {
+          leftWhenAnswered.push((await handles[0].accountEvents(acc.id, { limit: 10 })).length);
+          return r;
+        });
+      const answers = await Promise.all([erase(a), erase(b)]);
+      expect(answers.map((r) => r.status)).toEqual([200, 200]);
+      expect(answers.map((r) => r.body.erasure.status)).toEqual(["erased", "erased"]);
+      expect(answers.filter((r) => r.body.erasure.erased_now)).toHaveLength(1);
+      expect(leftWhenAnswered).toEqual([0, 0]);
+      // (The memory store deletes the history in the erasure's own step: nothing is left to purge.)
+      expect(answers[0]!.body.erasure.purged + answers[1]!.body.erasure.purged).toBe(name === "memory" ? 0 : 2600);
     });
 
     it("a charge not yet made when the account is erased is never made; its invoice stays, failed as account_deleted", async () => {

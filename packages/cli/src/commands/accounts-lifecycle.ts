@@ -1,6 +1,9 @@
 /** `benchdata accounts list | export | delete`: the operator finds, exports and erases accounts through the admin API. */
-import { chmodSync, closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { TIERS } from "@benchdata/core";
+import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { jsonLogger, TIERS } from "@benchdata/core";
 import { accountFlag, dbUrl, intFlag, isoFlag, oneOf, parse, UsageError } from "../args.ts";
 import { loadConfig } from "../config-file.ts";
 import { adminCall } from "../admin-call.ts";
@@ -106,20 +109,11 @@ export async function accountsExport(argv: string[], help: () => number): Promis
   if (values.out === "") throw new UsageError("--out needs a file name");
   const db = dbUrl(values.db);
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
-  // Written beside the target and renamed once whole: a failed export never leaves a file that looks complete.
   const target = values.out;
-  const partial = target === undefined ? null : `${target}.partial`;
-  const fd = partial === null ? null : openSync(partial, "w", 0o600);
-  if (partial !== null) chmodSync(partial, 0o600);
-  const write = (chunk: Uint8Array): Promise<void> => {
-    if (fd === null) return new Promise((resolve, reject) => process.stdout.write(chunk, (e) => (e ? reject(e) : resolve())));
-    for (let at = 0; at < chunk.byteLength; ) at += writeSync(fd, chunk, at);
-    return Promise.resolve();
-  };
   const progress = byteProgress(`exporting ${account}`);
   let bytes = 0;
-  try {
-    await adminCall({ db, config }, async (_call, stream) => {
+  const run = (write: (chunk: Uint8Array) => Promise<void> | void): Promise<void> =>
+    adminCall({ db, config }, async (_call, stream) => {
       const reader = (await stream(`/api/v1/admin/accounts/${encodeURIComponent(account)}/export`)).getReader();
       for (;;) {
         const { done, value } = await reader.read();
@@ -129,19 +123,48 @@ export async function accountsExport(argv: string[], help: () => number): Promis
         progress.update(bytes, null);
       }
     });
-    if (fd !== null) {
-      closeSync(fd);
-      renameSync(partial!, target!);
-    }
-  } catch (e) {
-    if (fd !== null) {
-      closeSync(fd);
-      rmSync(partial!, { force: true });
-    }
-    throw e;
-  }
+  if (target === undefined) await run((chunk) => new Promise<void>((resolve, reject) => process.stdout.write(chunk, (e) => (e ? reject(e) : resolve()))));
+  else await writeAtomically(target, run);
   progress.finish(`exported ${account}: ${bytes} bytes${target === undefined ? "" : ` to ${target}`}`);
   return 0;
+}
+
+/**
+ * Writes what `produce` hands over to `target`, whole or not at all: into a new temporary file beside it (created
+ * with O_EXCL, readable by its owner only, so no existing file or link is ever written through), synced, then
+ * renamed over the target. On any failure the temporary file is removed and the target is left as it was. A
+ * target that is not a regular file (a pipe, /dev/stdout) cannot be replaced by a rename and is written directly.
+ */
+async function writeAtomically(target: string, produce: (write: (chunk: Uint8Array) => void) => Promise<void>): Promise<void> {
+  const existing = statOrNull(target);
+  if (existing?.isDirectory() === true) throw new UsageError(`--out ${JSON.stringify(target)} is a directory: name a file`);
+  const direct = existing !== null && !existing.isFile();
+  const path = direct ? target : join(dirname(resolve(target)), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.partial`);
+  let fd: number | null = null;
+  try {
+    fd = openSync(path, direct ? "w" : "wx", 0o600);
+    const open = fd;
+    await produce((chunk) => {
+      for (let at = 0; at < chunk.byteLength; ) at += writeSync(open, chunk, at);
+    });
+    if (!direct) fsyncSync(open);
+    fd = null;
+    closeSync(open);
+    if (!direct) renameSync(path, target);
+  } catch (e) {
+    // Closed once (a second close would throw EBADF over the real error), then the partial file goes.
+    if (fd !== null) closeSync(fd);
+    if (!direct) rmSync(path, { force: true });
+    throw e;
+  }
+}
+
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
 }
 
 /** What `accounts delete` erases, said before it is done (without --yes). */
@@ -163,8 +186,16 @@ export async function accountsDelete(argv: string[], help: () => number): Promis
   const db = dbUrl(values.db);
   const config = await loadConfig(values.config ?? process.env.BENCHDATA_CONFIG);
   process.stderr.write(`erasing ${account}…\n`);
-  const result = (await adminCall({ db, config }, (call) => call("DELETE", `/api/v1/admin/accounts/${encodeURIComponent(account)}`, undefined))) as { deleted_at: string };
+  // The erasure's own log lines (the server's, as a running server would write them) go to stderr, one JSON object each.
+  const logger = jsonLogger((line) => void process.stderr.write(`${line}\n`));
+  const result = (await adminCall({ db, config, logger }, (call) => call("DELETE", `/api/v1/admin/accounts/${encodeURIComponent(account)}`, undefined))) as {
+    deleted_at: string;
+    erasure: { erased_now: boolean; purged: number };
+  };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  process.stderr.write(`erased ${account} (at ${result.deleted_at}): its keys and sessions no longer work anywhere; its invoices are kept\n`);
+  const what = result.erasure.erased_now
+    ? `erased ${account} at ${result.deleted_at}: its keys, sessions, sign-in links, webhooks, usage and ${result.erasure.purged} history records (deliveries, attempts, events, snapshots) are deleted; its keys and sessions no longer work anywhere; its invoices are kept`
+    : `${account} was already erased at ${result.deleted_at}; ${result.erasure.purged === 0 ? "nothing was left to delete" : `${result.erasure.purged} history records left by an interrupted erasure are deleted now`}`;
+  process.stderr.write(`${what}\n`);
   return 0;
 }

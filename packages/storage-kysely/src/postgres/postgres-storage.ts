@@ -1226,16 +1226,29 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         if ((await one(trx, sql`SELECT status FROM accounts WHERE id = ${accountId}`))?.status !== "deleted") return 0;
         // Deliveries before their attempts: a worker completing one meanwhile is waited for, and the attempt it
         // recorded is then seen by the next statement.
-        const gone = await all<{ id: string }>(trx, sql`DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE account_id = ${accountId} LIMIT ${n}::integer) RETURNING id`);
-        if (gone.length > 0) {
-          const attempts = await sql`DELETE FROM delivery_attempts WHERE delivery_id = ANY (${gone.map((d) => d.id)}::text[])`.execute(trx);
-          return gone.length + Number(attempts.numAffectedRows ?? 0);
+        for (;;) {
+          const gone = await all<{ id: string }>(trx, sql`DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE account_id = ${accountId} LIMIT ${n}::integer) RETURNING id`);
+          if (gone.length > 0) {
+            const attempts = await sql`DELETE FROM delivery_attempts WHERE delivery_id = ANY (${gone.map((d) => d.id)}::text[])`.execute(trx);
+            return gone.length + Number(attempts.numAffectedRows ?? 0);
+          }
+          for (const table of ["events", "merchant_snapshots"]) {
+            const r = await sql`DELETE FROM ${sql.table(table)} WHERE id IN (SELECT id FROM ${sql.table(table)} WHERE account_id = ${accountId} LIMIT ${n}::integer)`.execute(trx);
+            if (Number(r.numAffectedRows ?? 0) > 0) return Number(r.numAffectedRows);
+          }
+          const usage = await keyUsage.purge(trx, accountId, n);
+          if (usage > 0) return usage;
+          // 0 MUST mean nothing is left. Deleting nothing can also mean a concurrent purge (a second DELETE) held the
+          // rows these statements picked and deleted them first: look again, and go on while any remain (each new
+          // statement sees what that purge committed, and picks other rows).
+          const left = await one<{ left: boolean }>(
+            trx,
+            sql`SELECT EXISTS (SELECT 1 FROM deliveries WHERE account_id = ${accountId}) OR EXISTS (SELECT 1 FROM events WHERE account_id = ${accountId})
+                       OR EXISTS (SELECT 1 FROM merchant_snapshots WHERE account_id = ${accountId}) OR EXISTS (SELECT 1 FROM key_usage_hours WHERE account_id = ${accountId})
+                       OR EXISTS (SELECT 1 FROM key_usage_days WHERE account_id = ${accountId}) OR EXISTS (SELECT 1 FROM key_last_used WHERE account_id = ${accountId}) AS left`,
+          );
+          if (left?.left !== true) return 0;
         }
-        for (const table of ["events", "merchant_snapshots"]) {
-          const r = await sql`DELETE FROM ${sql.table(table)} WHERE id IN (SELECT id FROM ${sql.table(table)} WHERE account_id = ${accountId} LIMIT ${n}::integer)`.execute(trx);
-          if (Number(r.numAffectedRows ?? 0) > 0) return Number(r.numAffectedRows);
-        }
-        return keyUsage.purge(trx, accountId, n);
       });
     },
     async accountSessions(accountId) {

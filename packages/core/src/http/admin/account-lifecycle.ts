@@ -295,12 +295,24 @@ export const deleteAccount = op({
       "Erases the account, at once on every instance, like a revocation: its keys and console sessions stop working at the next request, and its keys, " +
       "sessions, sign-in links, webhooks, deliveries, events, merchant snapshots and usage are deleted. Invoices are kept for the legal record, without " +
       "what identifies a person; a charge not yet made is never made. The account stays as a tombstone (`status: deleted`, name erased) so its id is " +
-      "never reused; every other operation on it answers 404. Deleting again answers the same (and finishes an erasure that was interrupted). No body.",
+      "never reused; every other operation on it answers 404. Deleting again answers the same, with `erasure.erased_now` false (and finishes an erasure that was interrupted). The answer comes only once nothing of the history is left, also when two calls run at once. No body.",
     pathParams: ACCOUNT_ID,
     success: {
       status: 200,
       description: "The account is erased.",
-      schema: v.object({ account_id: v.string(), deleted: v.literal(true), deleted_at: v.pipe(Timestamp, v.description("When it was erased (the first time).")) }),
+      schema: v.object({
+        account_id: v.string(),
+        deleted: v.literal(true),
+        deleted_at: v.pipe(Timestamp, v.description("When it was erased (the first time).")),
+        erasure: v.pipe(
+          v.object({
+            status: v.pipe(v.literal("erased"), v.description("Always `erased`: the answer comes only once nothing of the history is left (an interrupted erasure answers 503; deleting again finishes it).")),
+            erased_now: v.pipe(v.boolean(), v.description("Whether this call erased the account (false: it was erased before).")),
+            purged: v.pipe(Count, v.description("History records (deliveries, attempts, events, merchant snapshots) this call deleted.")),
+          }),
+          v.description("What this call did."),
+        ),
+      }),
     },
     errors: [404],
   },
@@ -309,7 +321,8 @@ export const deleteAccount = op({
     // Appended after the erasure blanks the account's earlier entries; it names no one (the account's id only).
     const r = await store(app).deleteAccount({ accountId: id, now, audit: audit.draft("account.delete", id, id) });
     if (r === null) throw accountNotFound(id);
-    if (r.erased) app.logger.warn("account erased by the operator: its keys and sessions stopped at once", { account_id: id });
+    if (r.erased) app.logger.warn("account erased by the operator: its keys and sessions stopped at once", { account_id: id, deleted_at: isoTime(r.account.deletedAt ?? now) });
+    else app.logger.info("account erasure asked again: it was erased before; finishing what may be left", { account_id: id });
     // The history left behind, a short transaction at a time (never one long hold of SQLite's write lock).
     let purged = 0;
     let reported = app.clock.now();
@@ -322,7 +335,7 @@ export const deleteAccount = op({
         app.logger.info("erasing an account: purging its records", { account_id: id, purged });
       }
     }
-    if (purged > 0) app.logger.info("account erasure finished", { account_id: id, purged });
-    return ok({ account_id: id, deleted: true, deleted_at: isoTime(r.account.deletedAt ?? now) });
+    app.logger.info("account erasure finished: nothing of its history is left", { account_id: id, purged });
+    return ok({ account_id: id, deleted: true, deleted_at: isoTime(r.account.deletedAt ?? now), erasure: { status: "erased" as const, erased_now: r.erased, purged } });
   },
 });
