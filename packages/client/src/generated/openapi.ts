@@ -731,7 +731,7 @@ export interface paths {
         post: operations["adminUpdateAccountPost"];
         /**
          * Erase an account
-         * @description Erases the account, at once on every instance, like a revocation: its keys and console sessions stop working at the next request, and its keys, sessions, sign-in links, webhooks, deliveries, events, merchant snapshots and usage are deleted. Invoices are kept for the legal record, without what identifies a person; a charge not yet made is never made. The account stays as a tombstone (`status: deleted`, name erased) so its id is never reused; every other operation on it answers 404. Deleting again answers the same (and finishes an erasure that was interrupted). No body.
+         * @description Erases the account, at once on every instance, like a revocation: its keys and console sessions stop working at the next request, and its keys, sessions, sign-in links, webhooks, deliveries, events, merchant snapshots and usage are deleted. Invoices are kept for the legal record, without what identifies a person; a charge not yet made is never made. The account stays as a tombstone (`status: deleted`, name erased) so its id is never reused; every other operation on it answers 404. Deleting again answers the same, with `erasure.erased_now` false (and finishes an erasure that was interrupted). The answer comes only once nothing of the history is left, also when two calls run at once. No body.
          */
         delete: operations["adminDeleteAccount"];
         options?: never;
@@ -4613,6 +4613,18 @@ export interface operations {
                          * @description When it was erased (the first time).
                          */
                         deleted_at: string;
+                        /** @description What this call did. */
+                        erasure: {
+                            /**
+                             * @description Always `erased`: the answer comes only once nothing of the history is left (an interrupted erasure answers 503; deleting again finishes it).
+                             * @constant
+                             */
+                            status: "erased";
+                            /** @description Whether this call erased the account (false: it was erased before). */
+                            erased_now: boolean;
+                            /** @description History records (deliveries, attempts, events, merchant snapshots) this call deleted. */
+                            purged: number;
+                        };
                     };
                 };
             };
