@@ -372,6 +372,64 @@ describe.skipIf(!haveChromium)("the browser console, in chromium", () => {
     await narrow.close();
   }, 90_000);
 
+  it("the Usage page counts each key's calls, errors and 429s, and charts calls by outcome, at desktop and 375 px", async () => {
+    // An account of its own with two test keys, two requests a minute per key: "alpha" makes 5 calls (2 answered
+    // 200, 3 answered 429), "beta" one (200). The server writes usage every 0.2 s (the config above).
+    const acc = await admin("POST", "/accounts", { name: "Usage Co", tier: "growth" });
+    expect(acc.status, acc.text).toBe(201);
+    const con = (method: string, path: string, body?: unknown) => http(`${server.url}/api/v1/console${path}`, { method, headers: { authorization: `Bearer ${acc.json.session_token}` }, ...(body !== undefined ? { body } : {}) });
+    expect((await admin("PATCH", `/accounts/${acc.json.account_id}`, { limits: { per_minute: 2 } })).status).toBe(200);
+    const made: Record<string, number[]> = {};
+    for (const [name, n] of [["alpha", 5], ["beta", 1]] as const) {
+      const k = await con("POST", "/keys", { name, environment: "test", scopes: ["benchmarks:read"] });
+      expect(k.status, k.text).toBe(201);
+      made[name] = [];
+      for (let i = 0; i < n; i++) made[name]!.push((await data(k.json.raw_key)).status);
+    }
+    expect(made).toEqual({ alpha: [200, 200, 429, 429, 429], beta: [200] });
+    await expect.poll(async () => (await con("GET", "/usage/breakdown?group_by=")).json.data.reduce((n: number, g: { calls: number }) => n + g.calls, 0), { timeout: 10_000 }).toBe(6);
+
+    const ctx = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+    const p = await ctx.newPage();
+    p.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
+    p.on("pageerror", (e) => errors.push(String(e)));
+    const link = await admin("POST", `/accounts/${acc.json.account_id}/sign-in-links`);
+    await p.goto(server.url + link.json.sign_in_path);
+    await expect.poll(() => p.locator("#who").textContent()).toContain("Usage Co");
+    await p.goto(`${server.url}/console/#usage`);
+    const cells = async (period: string): Promise<string[][]> => {
+      const t = p.getByRole("table", { name: `Calls per key in the last ${period}` });
+      await expect.poll(() => t.getByRole("row").count()).toBe(3);
+      return t.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!)));
+    };
+    for (const [period, button] of [["24 hours", "Last 24 hours"], ["30 days", "Last 30 days"]] as const) {
+      await p.getByRole("button", { name: button }).click();
+      const rows = await cells(period);
+      expect(rows.map((r) => r.slice(0, 4))).toEqual([["alpha", "5", "0", "3"], ["beta", "1", "0", "0"]]);
+      for (const r of rows) expect(r[4]).toMatch(/^≤ [\d.]+ ms$/);
+      const chart = p.getByRole("img", { name: new RegExp(`^Calls by outcome in the last ${period}`) });
+      expect(await chart.getAttribute("aria-label")).toBe(`Calls by outcome in the last ${period}: 2xx 3, 429 3.`);
+      expect(await chart.locator("rect[data-outcome='2xx']").count()).toBeGreaterThan(0);
+      expect(await chart.locator("rect[data-outcome='429']").count()).toBeGreaterThan(0);
+      expect(await p.getByRole("list", { name: "Outcomes" }).getByRole("listitem").allTextContents()).toEqual([" 2xx: 3", " 429: 3"]);
+    }
+    await shot("13-usage-per-key", p);
+    await p.setViewportSize({ width: 375, height: 812 });
+    for (const button of ["Last 24 hours", "Last 30 days"]) {
+      await p.getByRole("button", { name: button }).click();
+      await expect.poll(() => p.locator("#per-key table").isVisible()).toBe(true);
+      const m = await p.evaluate(() => ({
+        page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        wide: [...document.querySelectorAll("#per-key td, #per-key svg.chart, #per-key ul.legend li, #per-key button")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5).length,
+      }));
+      expect(m).toEqual({ page: 0, wide: 0 });
+    }
+    await shot("14-usage-per-key-narrow", p);
+    await ctx.close();
+  }, 90_000);
+
   it("logged no browser console errors", () => {
     // The only errors allowed are chromium's own lines about the 401s the flows provoke on purpose (the page
     // loaded before signing in, a wrong token, a used link); a script error or a CSP violation fails here.

@@ -39,6 +39,7 @@ export type Key = DataOf<"getKey">;
 export type Webhook = DataOf<"getWebhook"> & { status?: string; disabled_reason?: string | null };
 export type Delivery = DataOf<"listDeliveries">["data"][number];
 export type Usage = DataOf<"getUsageSummary">;
+export type Breakdown = DataOf<"getUsageBreakdown">;
 export type Invoice = DataOf<"listInvoices">["data"][number];
 export type TestResult = DataOf<"testWebhooks">;
 export type Environments = DataOf<"getConsoleEnvironments">;

@@ -4,8 +4,8 @@
  * is small enough that a framework would be most of its weight.
  */
 import { ApiError, call, client, whenSignedOut } from "./api.ts";
-import { consoleSignIn, consoleSignOut, createKey, createWebhook, deleteWebhook, getConsoleAccount, getConsoleEnvironments, getUsageDaily, getUsageSummary, listDeliveries, listInvoices, listKeys, listWebhooks, retryBilling, retryDelivery, revokeKey, rotateKey, testWebhooks, EVENT_TYPES } from "@benchdata/client";
-import type { Account, Delivery, Environments, Invoice, Key, TestResult, Usage, Webhook } from "./api.ts";
+import { consoleSignIn, consoleSignOut, createKey, createWebhook, deleteWebhook, getConsoleAccount, getConsoleEnvironments, getUsageBreakdown, getUsageDaily, getUsageSummary, listDeliveries, listInvoices, listKeys, listWebhooks, retryBilling, retryDelivery, revokeKey, rotateKey, testWebhooks, EVENT_TYPES } from "@benchdata/client";
+import type { Account, Breakdown, Delivery, Environments, Invoice, Key, TestResult, Usage, Webhook } from "./api.ts";
 import { alert, confirmButton, h, replace, secretPanel, svg, table, when } from "./dom.ts";
 
 const app = document.getElementById("app") as HTMLElement;
@@ -230,12 +230,116 @@ function chart(days: { date: string; calls: number }[]): Element {
   return svg("svg", { class: "chart", viewBox: `0 0 ${w} ${hgt}`, preserveAspectRatio: "none", role: "img", "aria-label": `Daily calls over the last ${days.length} days: ${total} in all, at most ${max} in a day.` }, ...bars);
 }
 
+const OUTCOMES = ["2xx", "429", "401/403", "402", "404", "422", "4xx", "5xx"] as const;
+type Group = Breakdown["data"][number];
+/** The period the per-key table and the outcome chart show; kept while the page is open. */
+let period: "24h" | "30d" = "24h";
+
+/** Every group of a breakdown query, following the cursor to the last page. */
+async function allGroups(query: Parameters<typeof getUsageBreakdown>[1]): Promise<{ from: string; to: string; data: Group[] }> {
+  const first = await call(getUsageBreakdown(client, query));
+  const data = [...first.data];
+  for (let cursor = first.next_cursor; cursor !== null; ) {
+    const page = await call(getUsageBreakdown(client, { ...query, cursor }));
+    data.push(...page.data);
+    cursor = page.next_cursor;
+  }
+  return { from: first.from, to: first.to, data };
+}
+
+/** Calls by outcome per hour or day, stacked bars (every bucket of the range, empty ones too) and a legend. */
+function outcomeChart(from: string, to: string, step: number, groups: Group[], label: string): Element {
+  const starts: number[] = [];
+  for (let t = Date.parse(from); t < Date.parse(to); t += step) starts.push(t);
+  const per = new Map<number, Record<string, number>>(starts.map((t) => [t, {}]));
+  const totals: Record<string, number> = {};
+  for (const g of groups) {
+    const b = per.get(Date.parse(g.start)) ?? {};
+    for (const o of OUTCOMES) {
+      b[o] = (b[o] ?? 0) + g.outcomes[o];
+      totals[o] = (totals[o] ?? 0) + g.outcomes[o];
+    }
+  }
+  const shown = OUTCOMES.filter((o) => (totals[o] ?? 0) > 0);
+  const sum = shown.reduce((n, o) => n + totals[o]!, 0);
+  if (sum === 0) return h("p", { class: "muted", id: "outcomes-empty" }, `No calls ${label}.`);
+  const max = Math.max(1, ...starts.map((t) => shown.reduce((n, o) => n + (per.get(t)![o] ?? 0), 0)));
+  const w = 600;
+  const hgt = 150;
+  const bw = w / starts.length;
+  const bars = starts.flatMap((t, i) => {
+    let y = hgt;
+    const b = per.get(t)!;
+    return shown.flatMap((o) => {
+      const n = b[o] ?? 0;
+      if (n === 0) return [];
+      const bh = (n / max) * (hgt - 10);
+      y -= bh;
+      const r = svg("rect", { class: `o${OUTCOMES.indexOf(o)}`, "data-outcome": o, x: (i * bw + 1).toFixed(1), y: y.toFixed(1), width: Math.max(1, bw - 2).toFixed(1), height: bh.toFixed(1) });
+      r.appendChild(svg("title", {}, document.createTextNode(`${new Date(t).toISOString().slice(0, step === 3_600_000 ? 13 : 10).replace("T", " ")}${step === 3_600_000 ? ":00 UTC" : ""}: ${n} ${o}`)));
+      return [r];
+    });
+  });
+  const summary = shown.map((o) => `${o} ${totals[o]}`).join(", ");
+  return h(
+    "div",
+    {},
+    svg("svg", { class: "chart outcomes", viewBox: `0 0 ${w} ${hgt}`, preserveAspectRatio: "none", role: "img", "aria-label": `Calls by outcome ${label}: ${summary}.` }, ...bars),
+    h("ul", { class: "legend", "aria-label": "Outcomes" }, ...shown.map((o) => h("li", { "data-outcome": o }, svg("svg", { class: "swatch", viewBox: "0 0 10 10", "aria-hidden": "true" }, svg("rect", { class: `o${OUTCOMES.indexOf(o)}`, width: 10, height: 10 })), ` ${o}: ${totals[o]!.toLocaleString()}`))),
+  );
+}
+
+/**
+ * Calls, errors, 429s and p95 per key, and calls by outcome over time, for the last 24 hours (by hour) or 30
+ * days (by day). The API gives a p95 per bucket, not the histogram: the period's p95 shown is the largest
+ * bucket p95, an upper bound (if at most 5% of every bucket's calls are slower than X, at most 5% of all are).
+ */
+async function perKey(section: HTMLElement, keys: Map<string, string>): Promise<void> {
+  const day = period === "30d";
+  const label = day ? "in the last 30 days" : "in the last 24 hours";
+  const b = await allGroups({ granularity: day ? "day" : "hour", group_by: "key" });
+  const rows = new Map<string, { calls: number; errors: number; limited: number; p95: number | null }>();
+  for (const g of b.data) {
+    const r = rows.get(g.key_id!) ?? { calls: 0, errors: 0, limited: 0, p95: null };
+    r.calls += g.calls;
+    r.errors += g.errors;
+    r.limited += g.rate_limited;
+    if (g.latency_ms.p95 !== null) r.p95 = Math.max(r.p95 ?? 0, g.latency_ms.p95);
+    rows.set(g.key_id!, r);
+  }
+  const toggle = h(
+    "div",
+    { class: "row period", role: "group", "aria-label": "Period" },
+    ...(["24h", "30d"] as const).map((p) =>
+      h("button", { type: "button", class: p === period ? "" : "secondary", "aria-pressed": p === period ? "true" : "false", onclick: () => { period = p; void perKey(section, keys); } }, p === "24h" ? "Last 24 hours" : "Last 30 days"),
+    ),
+  );
+  const sorted = [...rows].sort((x, y) => y[1].calls - x[1].calls);
+  replace(
+    section,
+    h("h2", { id: "per-key-h" }, "Calls per key"),
+    toggle,
+    sorted.length === 0
+      ? h("p", { class: "muted" }, `No calls with this account's keys ${label}.`)
+      : table(
+          ["Key", "Calls", "Errors", "429s", "p95"],
+          sorted.map(([id, r]) => [keys.get(id) ?? id, r.calls.toLocaleString(), r.errors.toLocaleString(), r.limited.toLocaleString(), r.p95 === null ? "—" : `≤ ${Math.ceil(r.p95 * 10) / 10} ms`]),
+          `Calls per key ${label}`,
+        ),
+    h("p", { class: "muted" }, `Errors: every answer but 2xx and 429. p95: the slowest ${day ? "day's" : "hour's"} p95 in the period, an upper bound. Counts are written every few seconds.`),
+    h("h3", {}, `Calls by outcome, ${day ? "per day" : "per hour (UTC)"}`),
+    outcomeChart(b.from, b.to, day ? 86_400_000 : 3_600_000, b.data, label),
+  );
+}
+
 async function usageView(body: HTMLElement): Promise<void> {
   const [u, daily, invoices] = await Promise.all([
     call(getUsageSummary(client)),
     call(getUsageDaily(client, { days: 30 })),
     call(listInvoices(client)),
   ]);
+  const keyNames = new Map((await call(listKeys(client))).data.map((k) => [k.key_id, k.name] as const));
+  const keySection = h("section", { class: "card", id: "per-key", "aria-labelledby": "per-key-h" });
   const share = u.monthly_limit === 0 ? 1 : u.month / u.monthly_limit;
   const state = u.quota_exhausted ? "bad" : share >= 0.8 ? "warn" : "";
   const pct = Math.min(100, Math.round(share * 100));
@@ -272,6 +376,7 @@ async function usageView(body: HTMLElement): Promise<void> {
       h("p", { class: "muted" }, `Today: live keys ${u.environments.live.today.toLocaleString()} of ${u.environments.live.daily_limit.toLocaleString()} requests, test keys ${u.environments.test.today.toLocaleString()} of ${u.environments.test.daily_limit.toLocaleString()} · ${u.active_keys} active keys`),
     ),
     h("section", { class: "card", "aria-labelledby": "daily-h" }, h("h2", { id: "daily-h" }, "Daily calls, last 30 days"), chart(daily.data)),
+    keySection,
     h("h2", {}, "Invoices"),
     invoices.data.length === 0
       ? h("p", { class: "muted" }, "No invoices yet.")
@@ -284,6 +389,7 @@ async function usageView(body: HTMLElement): Promise<void> {
   // Set through the CSSOM: the Content-Security-Policy allows no style attribute in markup.
   const fill = body.querySelector(".bar > span") as HTMLElement | null;
   if (fill) fill.style.width = `${pct}%`;
+  await perKey(keySection, keyNames);
 }
 
 // ---- webhooks ------------------------------------------------------------------------------------------
