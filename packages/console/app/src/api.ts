@@ -42,4 +42,5 @@ export type Usage = DataOf<"getUsageSummary">;
 export type Breakdown = DataOf<"getUsageBreakdown">;
 export type Invoice = DataOf<"listInvoices">["data"][number];
 export type TestResult = DataOf<"testWebhooks">;
+export type AuditEntry = DataOf<"listAudit">["data"][number];
 export type Environments = DataOf<"getConsoleEnvironments">;

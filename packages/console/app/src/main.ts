@@ -4,8 +4,8 @@
  * is small enough that a framework would be most of its weight.
  */
 import { ApiError, call, client, whenSignedOut } from "./api.ts";
-import { consoleSignIn, consoleSignOut, createKey, createWebhook, deleteWebhook, getConsoleAccount, getConsoleEnvironments, getUsageBreakdown, getUsageDaily, getUsageSummary, listDeliveries, listInvoices, listKeys, listWebhooks, retryBilling, retryDelivery, revokeKey, rotateKey, testWebhooks, EVENT_TYPES } from "@benchdata/client";
-import type { Account, Breakdown, Delivery, Environments, Invoice, Key, TestResult, Usage, Webhook } from "./api.ts";
+import { consoleSignIn, consoleSignOut, createKey, createWebhook, deleteWebhook, getConsoleAccount, getConsoleEnvironments, getUsageBreakdown, getUsageDaily, getUsageSummary, listDeliveries, listAudit, listInvoices, listKeys, listWebhooks, retryBilling, retryDelivery, revokeKey, rotateKey, testWebhooks, EVENT_TYPES } from "@benchdata/client";
+import type { Account, AuditEntry, Breakdown, Delivery, Environments, Invoice, Key, TestResult, Usage, Webhook } from "./api.ts";
 import { alert, confirmButton, h, replace, secretPanel, svg, table, when } from "./dom.ts";
 
 const app = document.getElementById("app") as HTMLElement;
@@ -18,6 +18,7 @@ const TABS = [
   ["keys", "API keys"],
   ["usage", "Usage & billing"],
   ["webhooks", "Webhooks"],
+  ["activity", "Activity"],
   ["start", "Quick start"],
 ] as const;
 type Tab = (typeof TABS)[number][0];
@@ -120,6 +121,7 @@ async function route(): Promise<void> {
     if (tab === "keys") await keysView(body);
     else if (tab === "usage") await usageView(body);
     else if (tab === "webhooks") await webhooksView(body);
+    else if (tab === "activity") await activityView(body);
     else await quickStart(body);
   } catch (e) {
     if (account !== null) replace(body, alert("error", message(e)));
@@ -517,6 +519,65 @@ async function webhooksView(body: HTMLElement): Promise<void> {
   }, "Send a test event");
   replace(body, h("h1", {}, "Webhooks"), top, list, h("div", { class: "row" }, test), testOut, detail, h("h2", {}, "Create a webhook"), err, form);
   await refresh();
+}
+
+// ---- activity ------------------------------------------------------------------------------------------
+
+/** A changed field's value in a line: `{from, to}` as "from → to", lists joined, other values as JSON. */
+function fieldValue(x: unknown): string {
+  if (Array.isArray(x)) return x.map(fieldValue).join(", ") || "none";
+  if (x !== null && typeof x === "object") {
+    const o = x as Record<string, unknown>;
+    if ("from" in o && "to" in o && Object.keys(o).length === 2) return `${fieldValue(o.from)} → ${fieldValue(o.to)}`;
+    return JSON.stringify(x);
+  }
+  return typeof x === "string" ? x : JSON.stringify(x);
+}
+
+/** The changed fields of an entry, one "field: value" line each (the account's own names and URLs included). */
+function changesOf(e: AuditEntry): Node | string {
+  const fields = Object.entries({ ...e.changes, ...(e.personal ?? {}) });
+  if (fields.length === 0) return h("span", { class: "muted" }, "—");
+  return h("ul", { class: "fields" }, ...fields.map(([k, x]) => h("li", {}, h("span", { class: "muted" }, `${k}: `), fieldValue(x))));
+}
+
+async function activityView(body: HTMLElement): Promise<void> {
+  // Newest first, a page at a time: "Load more" asks for the page after the last one shown (its cursor).
+  const entries: AuditEntry[] = [];
+  const list = h("div");
+  const err = h("div");
+  const more = async (cursor?: string): Promise<void> => {
+    const page = await call(listAudit(client, cursor === undefined ? { limit: 50 } : { limit: 50, cursor }));
+    entries.push(...page.data);
+    const next = page.next_cursor;
+    replace(
+      list,
+      entries.length === 0
+        ? h("p", { class: "muted", id: "activity-empty" }, "No activity yet. Creating, rotating or revoking keys, changing webhooks and signing in appear here, newest first.")
+        : table(
+            ["When", "Who", "Action", "Target", "Changes", "Request"],
+            entries.map((e) => [when(e.at), h("code", {}, e.actor), e.action, e.target_id === null ? "—" : h("code", {}, e.target_id), changesOf(e), e.request_id === null ? "—" : h("code", {}, e.request_id)]),
+            "Activity",
+          ),
+      next === null
+        ? null
+        : h("div", { class: "row" }, h("button", {
+            type: "button",
+            class: "secondary",
+            onclick: () =>
+              void (async () => {
+                replace(err);
+                try {
+                  await more(next);
+                } catch (e) {
+                  replace(err, alert("error", message(e)));
+                }
+              })(),
+          }, "Load more")),
+    );
+  };
+  replace(body, h("h1", {}, "Activity"), h("p", { class: "muted" }, "What was changed in this account, by whom (a console session, or the operator) and when."), err, list);
+  await more();
 }
 
 // ---- quick start ----------------------------------------------------------------------------------------
