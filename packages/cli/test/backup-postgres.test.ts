@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cli, http, pgAvailable, startServe, tempDatabase } from "./helpers.ts";
-import { consoleOf, newAccount, receiver, signedBy, until } from "./restore-support.ts";
+import { consoleOf, newAccount, receiver, signedBy, underLoad, until } from "./restore-support.ts";
 
 const ADMIN = "admin-token-for-pg-backup-tests-0123456789ab";
 // A PostgreSQL deployment gives its operator key in the environment; the dump never holds it.
@@ -50,8 +50,7 @@ describe.skipIf(!pgOn)("PostgreSQL backup with pg_dump under load, pg_restore on
       const node = await startServe(["--db", live.url, "--config", CONFIG], KEYS);
       let admittedBeforeStart = 0;
       let sentBeforeEnd = 0;
-      let admitted = 0;
-      let secret = "";
+        let secret = "";
       let webhookId = "";
       let session = "";
       let dump: { code: number | null; stderr: string };
@@ -64,31 +63,7 @@ describe.skipIf(!pgOn)("PostgreSQL backup with pg_dump under load, pg_restore on
         ({ webhook_id: webhookId, signing_secret: secret } = hook.json);
         const key = await c("POST", "/keys", { name: "load", environment: "test", scopes: ["benchmarks:read"] });
         expect(key.status, key.text).toBe(201);
-        // Load: four request loops and a key-creating loop (each key an event, a delivery the receiver refuses).
-        let stop = false;
-        let dumpDone = false;
-        let keysMade = 0;
-        const loops = Array.from({ length: 4 }, async () => {
-          while (!stop) {
-            sentBeforeEnd += dumpDone ? 0 : 1;
-            const r = await http(`${node.url}${QUERY}`, { headers: { ...SANDBOX, authorization: `Bearer ${key.json.raw_key}` } });
-            expect(r.status, r.text).toBe(200);
-            admitted++;
-          }
-        });
-        const maker = (async () => {
-          while (!stop) {
-            expect((await c("POST", "/keys", { name: `k${keysMade++}`, environment: "test", scopes: ["benchmarks:read"] })).status).toBe(201);
-            await new Promise((r) => setTimeout(r, 50));
-          }
-        })();
-        await until("some load", () => admitted >= 50);
-        admittedBeforeStart = admitted;
-        dump = await tool("pg_dump", ["--format=custom", `--file=${dumpFile}`, live.url]);
-        dumpDone = true;
-        await until("load after the dump", () => admitted >= sentBeforeEnd + 20);
-        stop = true;
-        await Promise.all([...loops, maker]);
+        ({ result: dump, admittedBeforeStart, sentBeforeEnd } = await underLoad(node.url, session, key.json.raw_key, () => tool("pg_dump", ["--format=custom", `--file=${dumpFile}`, live.url])));
       } finally {
         expect(await node.stop()).toBe(0);
       }

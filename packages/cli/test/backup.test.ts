@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, REPO, cli, http, startServe } from "./helpers.ts";
-import { consoleOf, newAccount, receiver, signedBy, until } from "./restore-support.ts";
+import { consoleOf, newAccount, receiver, signedBy, underLoad, until } from "./restore-support.ts";
 
 const ADMIN = "admin-token-for-backup-tests-0123456789abcd";
 const NO_KEYS = { BENCHDATA_WEBHOOK_KEYS: "", BENCHDATA_WEBHOOK_KEYS_FILE: "", BENCHDATA_ADMIN_TOKEN: ADMIN };
@@ -39,7 +39,6 @@ describe("benchdata backup (SQLite) under load", () => {
     const node = await startServe(["--db", `sqlite:${liveDb}`, "--config", CONFIG], NO_KEYS);
     let admittedBeforeStart = 0;
     let sentBeforeEnd = 0;
-    let admitted = 0;
     let secret = "";
     let webhookId = "";
     let session = "";
@@ -52,32 +51,8 @@ describe("benchdata backup (SQLite) under load", () => {
       ({ webhook_id: webhookId, signing_secret: secret } = hook.json);
       const key = await c("POST", "/keys", { name: "load", environment: "test", scopes: ["benchmarks:read"] });
       expect(key.status, key.text).toBe(201);
-      // Load: four request loops and a key-creating loop (each key an event, a delivery the receiver refuses).
-      let stop = false;
-      let backupDone = false;
-      let keysMade = 0;
-      const loops = Array.from({ length: 4 }, async () => {
-        while (!stop) {
-          sentBeforeEnd += backupDone ? 0 : 1;
-          const r = await http(`${node.url}${QUERY}`, { headers: { ...SANDBOX, authorization: `Bearer ${key.json.raw_key}` } });
-          expect(r.status, r.text).toBe(200);
-          admitted++;
-        }
-      });
-      const maker = (async () => {
-        while (!stop) {
-          expect((await c("POST", "/keys", { name: `k${keysMade++}`, environment: "test", scopes: ["benchmarks:read"] })).status).toBe(201);
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      })();
-      await until("some load", () => admitted >= 50);
-      admittedBeforeStart = admitted;
       mkdirSync(join(dir, "vault"));
-      result = await backup(["--db", `sqlite:${liveDb}`, "--to", join(dir, "backup"), "--key-out", join(dir, "vault", "bench.key")]);
-      backupDone = true;
-      await until("load after the backup", () => admitted >= sentBeforeEnd + 20);
-      stop = true;
-      await Promise.all([...loops, maker]);
+      ({ result, admittedBeforeStart, sentBeforeEnd } = await underLoad(node.url, session, key.json.raw_key, () => backup(["--db", `sqlite:${liveDb}`, "--to", join(dir, "backup"), "--key-out", join(dir, "vault", "bench.key")])));
     } finally {
       expect(await node.stop()).toBe(0);
     }

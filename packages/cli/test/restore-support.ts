@@ -76,3 +76,40 @@ export async function newAccount(base: string, admin: string, name: string, tier
   expect(r.status, r.text).toBe(201);
   return { accountId: r.json.account_id, session: r.json.session_token };
 }
+
+/**
+ * Runs `during` (a backup) while four loops send data requests with `rawKey` and a fifth creates keys (each an
+ * event, a delivery). Returns what was admitted before `during` began and sent before it ended: a snapshot taken
+ * inside `during` holds usage between the two.
+ */
+export async function underLoad<T>(base: string, session: string, rawKey: string, during: () => Promise<T>): Promise<{ result: T; admittedBeforeStart: number; sentBeforeEnd: number }> {
+  const c = consoleOf(base, session);
+  const query = "/data/v1/benchmarks/percentile?metric=gross_margin&value=0.15&category=saas";
+  let stop = false;
+  let done = false;
+  let admitted = 0;
+  let sentBeforeEnd = 0;
+  let keysMade = 0;
+  const loops = Array.from({ length: 4 }, async () => {
+    while (!stop) {
+      sentBeforeEnd += done ? 0 : 1;
+      const r = await http(`${base}${query}`, { headers: { host: "sandbox.localhost", authorization: `Bearer ${rawKey}` } });
+      expect(r.status, r.text).toBe(200);
+      admitted++;
+    }
+  });
+  const maker = (async () => {
+    while (!stop) {
+      expect((await c("POST", "/keys", { name: `k${keysMade++}`, environment: "test", scopes: ["benchmarks:read"] })).status).toBe(201);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  await until("some load", () => admitted >= 50);
+  const admittedBeforeStart = admitted;
+  const result = await during();
+  done = true;
+  await until("load after the backup", () => admitted >= sentBeforeEnd + 20);
+  stop = true;
+  await Promise.all([...loops, maker]);
+  return { result, admittedBeforeStart, sentBeforeEnd };
+}
