@@ -1,24 +1,15 @@
 /** Storage conformance, admission (`AdmissionStore`): the expected lookup, the sliding window and the daily limit. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Storage } from "../storage/types.ts";
-import { account, admitInput, id, key, T0 } from "./conformance-fixtures.ts";
+import { account, admitInput, id, key, storePerBlock, T0 } from "./conformance-fixtures.ts";
 import type { ConformanceTarget } from "./storage-conformance.ts";
 
 /** Registers these cases for one implementation under `name`. */
 export function admissionConformance(name: string, target: ConformanceTarget): void {
   describe(`storage conformance: ${name}`, () => {
     describe("admit with an expected lookup", () => {
-      // One store for this block's cases, made fresh for it: each case writes its own accounts, keys and webhooks
-      // (new ids), and a case that reads store-wide state (claims) first drains what earlier cases left, so sharing
-      // changes no outcome; a store per case would cost a PostgreSQL database each.
-      let s: Storage;
-      beforeAll(async () => {
-        s = await target.create();
-      });
-      afterAll(async () => {
-        await s.close();
-        await target.destroy?.(s);
-      });
+      let s!: Storage;
+      storePerBlock(target, (store) => (s = store));
 
       it("a current lookup admits; after an account update, a rotation or a revocation the same expectation is stale and counts nothing", async () => {
         const a = account();
@@ -73,17 +64,8 @@ export function admissionConformance(name: string, target: ConformanceTarget): v
     });
 
     describe("admit: rate limits", () => {
-      // One store for this block's cases, made fresh for it: each case writes its own accounts, keys and webhooks
-      // (new ids), and a case that reads store-wide state (claims) first drains what earlier cases left, so sharing
-      // changes no outcome; a store per case would cost a PostgreSQL database each.
-      let s: Storage;
-      beforeAll(async () => {
-        s = await target.create();
-      });
-      afterAll(async () => {
-        await s.close();
-        await target.destroy?.(s);
-      });
+      let s!: Storage;
+      storePerBlock(target, (store) => (s = store));
 
       it("the sliding window admits `limit` in any 60 s span and gives the exact retry time", async () => {
         const a = account();

@@ -1,8 +1,8 @@
 /** Storage conformance, benchmark cells (`CellStore`): publishing and replacing imported data. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Storage } from "../storage/types.ts";
 import type { Cell } from "../data/source.ts";
-import {  } from "./conformance-fixtures.ts";
+import { storePerBlock } from "./conformance-fixtures.ts";
 import type { ConformanceTarget } from "./storage-conformance.ts";
 
 function cell(values: number[]): Cell {
@@ -14,17 +14,8 @@ function cell(values: number[]): Cell {
 export function cellsConformance(name: string, target: ConformanceTarget): void {
   describe(`storage conformance: ${name}`, () => {
     describe("benchmark cells", () => {
-      // One store for this block's cases, made fresh for it: each case writes its own accounts, keys and webhooks
-      // (new ids), and a case that reads store-wide state (claims) first drains what earlier cases left, so sharing
-      // changes no outcome; a store per case would cost a PostgreSQL database each.
-      let s: Storage;
-      beforeAll(async () => {
-        s = await target.create();
-      });
-      afterAll(async () => {
-        await s.close();
-        await target.destroy?.(s);
-      });
+      let s!: Storage;
+      storePerBlock(target, (store) => (s = store));
 
       it("publishes cells, answers periods and segments, and an import replaces a (category, period) whole", async () => {
         await s.replaceCells(

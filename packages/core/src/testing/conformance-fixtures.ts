@@ -1,8 +1,27 @@
 /** Records and helpers the storage conformance suites share: a fixed time, ids, and records of each kind. */
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { isId } from "../ids/new-id.ts";
 import type { AccountRecord, AdmitInput, ApiKeyRecord, ClaimedDelivery, SnapshotRecord, Storage, WebhookRecord } from "../storage/types.ts";
 import type { ConformanceTarget } from "./storage-conformance.ts";
+
+/**
+ * One store for the enclosing describe block's cases, made fresh for it and closed after them; `use` receives it.
+ * Sharing is safe because each case writes its own accounts, keys and webhooks (new ids), and a case that reads
+ * store-wide state (claims) first drains what earlier cases left; a store per case would cost a PostgreSQL
+ * database each.
+ */
+export function storePerBlock(target: ConformanceTarget, use: (store: Storage) => void): void {
+  let store: Storage | undefined;
+  beforeAll(async () => {
+    store = await target.create();
+    use(store);
+  });
+  afterAll(async () => {
+    if (store === undefined) return;
+    await store.close();
+    await target.destroy?.(store);
+  });
+}
 
 /** 2026-11-16T12:00:00Z, the suites' "now". */
 export const T0: number = Date.UTC(2026, 10, 16, 12, 0, 0);

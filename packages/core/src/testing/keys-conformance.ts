@@ -1,24 +1,15 @@
 /** Storage conformance, aPI keys (`KeyStore`), and the guarded creation of keys and webhooks under concurrency. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Storage } from "../storage/types.ts";
-import { account, drainEvents, id, key, T0, webhook } from "./conformance-fixtures.ts";
+import { account, drainEvents, id, key, storePerBlock, T0, webhook } from "./conformance-fixtures.ts";
 import type { ConformanceTarget } from "./storage-conformance.ts";
 
 /** Registers these cases for one implementation under `name`. */
 export function keysConformance(name: string, target: ConformanceTarget): void {
   describe(`storage conformance: ${name}`, () => {
     describe("keys", () => {
-      // One store for this block's cases, made fresh for it: each case writes its own accounts, keys and webhooks
-      // (new ids), and a case that reads store-wide state (claims) first drains what earlier cases left, so sharing
-      // changes no outcome; a store per case would cost a PostgreSQL database each.
-      let s: Storage;
-      beforeAll(async () => {
-        s = await target.create();
-      });
-      afterAll(async () => {
-        await s.close();
-        await target.destroy?.(s);
-      });
+      let s!: Storage;
+      storePerBlock(target, (store) => (s = store));
 
       it("creates a key, finds it by hash with its account, and writes key.created", async () => {
         const a = account();
@@ -88,17 +79,8 @@ export function keysConformance(name: string, target: ConformanceTarget): void {
     });
 
     describe("keys and webhooks: guarded under concurrency", () => {
-      // One store for this block's cases, made fresh for it: each case writes its own accounts, keys and webhooks
-      // (new ids), and a case that reads store-wide state (claims) first drains what earlier cases left, so sharing
-      // changes no outcome; a store per case would cost a PostgreSQL database each.
-      let s: Storage;
-      beforeAll(async () => {
-        s = await target.create();
-      });
-      afterAll(async () => {
-        await s.close();
-        await target.destroy?.(s);
-      });
+      let s!: Storage;
+      storePerBlock(target, (store) => (s = store));
 
       it("createKey never exceeds maxKeys when creations race; refused keys leave nothing behind", async () => {
         const a = account();

@@ -1,8 +1,8 @@
 /** Storage conformance, webhooks and the outbox (`WebhookStore`, `OutboxStore`): subscriptions, claims under leases, ordering and recovery. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ClaimedDelivery, Storage } from "../storage/types.ts";
 import { isId } from "../ids/new-id.ts";
-import { account, admitInput, drainEvents, emitWarning, id, key, quota, settle, T0, webhook } from "./conformance-fixtures.ts";
+import { account, admitInput, drainEvents, emitWarning, id, key, quota, settle, storePerBlock, T0, webhook } from "./conformance-fixtures.ts";
 import type { ConformanceTarget } from "./storage-conformance.ts";
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -18,17 +18,8 @@ function ulidTime(id: string): number {
 export function outboxConformance(name: string, target: ConformanceTarget): void {
   describe(`storage conformance: ${name}`, () => {
     describe("webhooks and deliveries", () => {
-      // One store for this block's cases, made fresh for it: each case writes its own accounts, keys and webhooks
-      // (new ids), and a case that reads store-wide state (claims) first drains what earlier cases left, so sharing
-      // changes no outcome; a store per case would cost a PostgreSQL database each.
-      let s: Storage;
-      beforeAll(async () => {
-        s = await target.create();
-      });
-      afterAll(async () => {
-        await s.close();
-        await target.destroy?.(s);
-      });
+      let s!: Storage;
+      storePerBlock(target, (store) => (s = store));
 
       it("limits webhooks per account, lists them, and deleting one stops its pending deliveries", async () => {
         const a = account();

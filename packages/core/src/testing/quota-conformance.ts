@@ -1,26 +1,17 @@
 /** Storage conformance, quota and billing (`AdmissionStore.admit`'s quota step, `BillingStore`): warnings, exhaustion, charges, holds and periods. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AccountRecord, AdmitInput, ApiKeyRecord, Storage } from "../storage/types.ts";
 import { isoTime } from "../clock/clock.ts";
 import { billingPeriod } from "../quota/billing-period.ts";
-import { account, admitInput, drainEvents, id, key, quota, T0, webhook } from "./conformance-fixtures.ts";
+import { account, admitInput, drainEvents, id, key, quota, storePerBlock, T0, webhook } from "./conformance-fixtures.ts";
 import type { ConformanceTarget } from "./storage-conformance.ts";
 
 /** Registers these cases for one implementation under `name`. */
 export function quotaConformance(name: string, target: ConformanceTarget): void {
   describe(`storage conformance: ${name}`, () => {
     describe("admit: quota", () => {
-      // One store for this block's cases, made fresh for it: each case writes its own accounts, keys and webhooks
-      // (new ids), and a case that reads store-wide state (claims) first drains what earlier cases left, so sharing
-      // changes no outcome; a store per case would cost a PostgreSQL database each.
-      let s: Storage;
-      beforeAll(async () => {
-        s = await target.create();
-      });
-      afterAll(async () => {
-        await s.close();
-        await target.destroy?.(s);
-      });
+      let s!: Storage;
+      storePerBlock(target, (store) => (s = store));
 
       async function liveKey(): Promise<{ a: AccountRecord; k: ApiKeyRecord }> {
         const a = account();

@@ -1,24 +1,15 @@
 /** Storage conformance, merchant snapshots (`SnapshotStore`): isolation, listing order and atomic replacement. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Storage } from "../storage/types.ts";
-import { account, id, snapshot, T0 } from "./conformance-fixtures.ts";
+import { account, id, snapshot, storePerBlock, T0 } from "./conformance-fixtures.ts";
 import type { ConformanceTarget } from "./storage-conformance.ts";
 
 /** Registers these cases for one implementation under `name`. */
 export function snapshotsConformance(name: string, target: ConformanceTarget): void {
   describe(`storage conformance: ${name}`, () => {
     describe("merchant snapshots", () => {
-      // One store for this block's cases, made fresh for it: each case writes its own accounts, keys and webhooks
-      // (new ids), and a case that reads store-wide state (claims) first drains what earlier cases left, so sharing
-      // changes no outcome; a store per case would cost a PostgreSQL database each.
-      let s: Storage;
-      beforeAll(async () => {
-        s = await target.create();
-      });
-      afterAll(async () => {
-        await s.close();
-        await target.destroy?.(s);
-      });
+      let s!: Storage;
+      storePerBlock(target, (store) => (s = store));
 
       it("stores a snapshot and reads it back by id, in the listing and in the merchant's snapshots", async () => {
         const a = account();
