@@ -12,6 +12,8 @@ import { createMemoryStorage } from "../storage/memory-storage.ts";
 import type { Storage } from "../storage/types.ts";
 import { deliveryNextState } from "./delivery-next-state.ts";
 import { createDeliveryWorker } from "./delivery-worker.ts";
+import { createSecretBox, parseSecretKeys } from "./secret-box.ts";
+import { sendTestEvent } from "./send-test-event.ts";
 import type { WebhookRequest, WebhookResponse, WebhookTransport } from "./webhook-transport.ts";
 import { TransportError } from "./webhook-transport.ts";
 import { createMetricsRegistry } from "../metrics/metrics-registry.ts";
@@ -406,5 +408,40 @@ describe("delivery worker", () => {
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.join("\n")).not.toContain(wh.secret);
     expect(lines.join("\n")).not.toContain("calls_used");
+  });
+});
+
+describe("a signing secret that opens under no configured operator key", () => {
+  const keyOf = (id: string, fill: number): string => `${id}:${btoa(String.fromCharCode(...new Uint8Array(32).fill(fill)))}`;
+
+  it("is logged as the missing key it is, sends nothing, leaves the delivery pending; the test event answers secret_unopenable, not a 500", async () => {
+    const s = await setup();
+    const elsewhere = await createSecretBox(parseSecretKeys(keyOf("kelsewhere", 2)), cryptoRandom);
+    const here = await createSecretBox(parseSecretKeys(keyOf("khere", 1)), cryptoRandom);
+    const id = newId("wh", s.clock, cryptoRandom);
+    await s.storage.createWebhook({ id, accountId: s.accountId, url: "https://hooks.example.com/in", events: ["quota.warning"], secret: await elsewhere.seal(id, generateSigningSecret(cryptoRandom)), createdAt: s.clock.now() }, 10);
+    await s.emit();
+    const logged: { level: string; message: string; fields: LogFields | undefined }[] = [];
+    const logger = {
+      info: (message: string, fields?: LogFields) => logged.push({ level: "info", message, fields }),
+      warn: (message: string, fields?: LogFields) => logged.push({ level: "warn", message, fields }),
+      error: (message: string, fields?: LogFields) => logged.push({ level: "error", message, fields }),
+    };
+    const t = fakeTransport(() => ({ status: 204, body: "" }));
+    const worker = createDeliveryWorker({ storage: s.storage, clock: s.clock, transport: t, resolve: fakeResolve(DNS), config: s.config, secretBox: here, logger });
+    await worker.tick();
+    expect(t.requests).toEqual([]);
+    expect(logged.filter((l) => l.level === "error").map((l) => [l.message, l.fields?.key_id, l.fields?.webhook_id])).toEqual([
+      ["webhook delivery waits: its signing secret opens under no configured operator key", "kelsewhere", id],
+    ]);
+    expect(logged.some((l) => l.message.includes("storage failed"))).toBe(false);
+    const [d] = await s.storage.listDeliveries(s.accountId, id, 10);
+    expect([d?.status, d?.attempts]).toEqual(["pending", 0]);
+
+    logged.length = 0;
+    const res = await sendTestEvent({ storage: s.storage, clock: s.clock, random: cryptoRandom, transport: t, resolve: fakeResolve(DNS), config: s.config, secretBox: here, logger }, s.accountId);
+    expect(res.results).toEqual([{ webhook_id: id, url: "https://hooks.example.com/in", ok: false, response_status: null, duration_ms: 0, error: "secret_unopenable" }]);
+    expect(t.requests).toEqual([]);
+    expect(logged.map((l) => [l.level, l.fields?.key_id])).toEqual([["error", "kelsewhere"]]);
   });
 });

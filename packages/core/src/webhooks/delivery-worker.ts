@@ -21,7 +21,7 @@ import { newId } from "../ids/new-id.ts";
 import type { WebhookTransport } from "./webhook-transport.ts";
 import type { WorkerLoop } from "./worker-loop.ts";
 import type { SecretBox } from "./secret-box.ts";
-import { plaintextSecretBox, previousSecretAt } from "./secret-box.ts";
+import { plaintextSecretBox, previousSecretAt, sealedKeyId } from "./secret-box.ts";
 import { workerLoop } from "./worker-loop.ts";
 
 /** The capabilities and settings of a delivery worker. */
@@ -79,9 +79,17 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   async function deliver(claim: ClaimedDelivery): Promise<void> {
     // A secret that does not open (its operator key is not configured) is not an attempt: the delivery
     // stays pending and is claimed again once its lease runs out, after the operator fixes the keys.
-    const secret = await box.open(claim.webhookId, claim.secret);
+    let secret: string;
+    let previousSecret: string | null;
     const at = clock.now();
-    const previousSecret = await previousSecretAt(box, claim.webhookId, claim.previousSecret, claim.previousSecretUntil, at);
+    try {
+      secret = await box.open(claim.webhookId, claim.secret);
+      previousSecret = await previousSecretAt(box, claim.webhookId, claim.previousSecret, claim.previousSecretUntil, at);
+    } catch (error) {
+      // Named as what it is (a missing operator key), not as a storage fault.
+      logger.error("webhook delivery waits: its signing secret opens under no configured operator key", { webhook_id: claim.webhookId, delivery_id: claim.deliveryId, key_id: sealedKeyId(claim.secret), error: error instanceof Error ? error.message : String(error) });
+      return;
+    }
     const outcome = await attemptWebhook(ctx, { url: claim.url, secret, previousSecret, eventId: claim.eventId, eventType: claim.eventType, body: claim.body, at });
     const ended = clock.now();
     // The receiver steers: 410 Gone ends the delivery and disables the webhook; 429/503 with Retry-After
