@@ -29,6 +29,8 @@
  *                                 shared machine) and the functions they go to, JIT code named via --perf-basic-prof
  *   --stores=memory,sqlite,postgres,peer   --nodes=20,24   --shapes=hot,spread,all   --rounds=N   --seconds=N
  *   --warmup=N   --connections=N   --refresh-node (fetch the registry's Node again)
+ *   --analytics=off               benchdata's servers count no usage analytics (config analytics.enabled: false), to
+ *                                 measure what analytics cost: run with and without, alternating (docs/benchmarks.md)
  *   BENCH_SOURCE_NOTE="…"         a line for the report; BENCH_NO_BUILD=1 skips the stale-build check
  *
  * Writes bench/results/cli-latest.md and cli-latest.json (bench/results is git-ignored).
@@ -160,7 +162,8 @@ function writeConfig(dir: string, perMinute: number): string {
   const file = join(dir, `config-${perMinute}.json`);
   // The CLI's defaults (target "host", workers on) except the enterprise tier's limits, raised so that the
   // load is never refused: a refusal is cheaper than an answer and would flatter the figure.
-  writeFileSync(file, JSON.stringify({ tiers: { enterprise: { perMinute, perDay: 2_147_483_647 } } }, null, 2));
+  const analytics = flag("analytics") === "off" ? { analytics: { enabled: false } } : {};
+  writeFileSync(file, JSON.stringify({ tiers: { enterprise: { perMinute, perDay: 2_147_483_647 } }, ...analytics }, null, 2));
   return file;
 }
 
@@ -672,6 +675,7 @@ async function main(): Promise<void> {
   ensureBuilt();
   const tmp = mkdtempSync(join(tmpdir(), "benchdata-cli-bench-"));
   const notes: string[] = process.env.BENCH_SOURCE_NOTE ? [process.env.BENCH_SOURCE_NOTE] : [];
+  if (flag("analytics") === "off") notes.push("Usage analytics off in benchdata's servers (--analytics=off).");
   const servers: Server[] = [];
   const floorServers = new Map<number, RunningTarget>();
   const cleanup: (() => Promise<void>)[] = [];
