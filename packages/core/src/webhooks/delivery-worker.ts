@@ -80,16 +80,15 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     // A secret that does not open (its operator key is not configured) is not an attempt: the delivery
     // stays pending and is claimed again once its lease runs out, after the operator fixes the keys.
     let secret: string;
-    let previousSecret: string | null;
-    const at = clock.now();
     try {
       secret = await box.open(claim.webhookId, claim.secret);
-      previousSecret = await previousSecretAt(box, claim.webhookId, claim.previousSecret, claim.previousSecretUntil, at);
     } catch (error) {
       // Named as what it is (a missing operator key), not as a storage fault.
       logger.error("webhook delivery waits: its signing secret opens under no configured operator key", { webhook_id: claim.webhookId, delivery_id: claim.deliveryId, key_id: sealedKeyId(claim.secret), error: error instanceof Error ? error.message : String(error) });
       return;
     }
+    const at = clock.now();
+    const previousSecret = await previousSecretAt(box, claim.webhookId, claim.previousSecret, claim.previousSecretUntil, at);
     const outcome = await attemptWebhook(ctx, { url: claim.url, secret, previousSecret, eventId: claim.eventId, eventType: claim.eventType, body: claim.body, at });
     const ended = clock.now();
     // The receiver steers: 410 Gone ends the delivery and disables the webhook; 429/503 with Retry-After

@@ -88,17 +88,16 @@ export async function sendTestEvent(deps: TestEventDeps, accountId: string): Pro
     webhooks.map(async (wh): Promise<TestEventResult> => {
       const box = deps.secretBox ?? plaintextSecretBox;
       let secret: string;
-      let previousSecret: string | null;
       try {
         secret = await box.open(wh.id, wh.secret);
-        // During a rotation's overlap the test event is signed like a delivery: with both secrets.
-        previousSecret = await previousSecretAt(box, wh.id, wh.previousSecret, wh.previousSecretUntil, now);
       } catch (error) {
         // This instance lacks the operator key the secret was sealed under (keys differ between instances, say
         // mid-rotation): the operator's to fix, so an answer naming it, never a 500.
         (deps.logger ?? silentLogger).error("webhook signing secret opens under no configured operator key", { webhook_id: wh.id, key_id: sealedKeyId(wh.secret), error: error instanceof Error ? error.message : String(error) });
         return { webhook_id: wh.id, url: wh.url, ok: false, response_status: null, duration_ms: 0, error: "secret_unopenable" };
       }
+      // During a rotation's overlap the test event is signed like a delivery: with both secrets.
+      const previousSecret = await previousSecretAt(box, wh.id, wh.previousSecret, wh.previousSecretUntil, now);
       const out = await attemptWebhook(ctx, { url: wh.url, secret, previousSecret, eventId, eventType: event.type, body, at: now });
       (deps.logger ?? silentLogger).info("webhook test event sent", { webhook_id: wh.id, event_id: eventId, status_code: out.statusCode, error: out.error });
       return { webhook_id: wh.id, url: wh.url, ok: out.error === null, response_status: out.statusCode, duration_ms: out.latencyMs, error: out.error };
