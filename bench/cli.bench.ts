@@ -29,8 +29,11 @@
  *                                 shared machine) and the functions they go to, JIT code named via --perf-basic-prof
  *   --stores=memory,sqlite,postgres,peer   --nodes=20,24   --shapes=hot,spread,all   --rounds=N   --seconds=N
  *   --warmup=N   --connections=N   --refresh-node (fetch the registry's Node again)
- *   --analytics=off               benchdata's servers count no usage analytics (config analytics.enabled: false), to
- *                                 measure what analytics cost: run with and without, alternating (docs/benchmarks.md)
+ *   --analytics=off               benchdata's servers count no usage analytics (config analytics.enabled: false)
+ *   --analytics=both              each store twice, analytics on and off, measured next to each other in every round:
+ *                                 what analytics cost, as alternating pairs (docs/benchmarks.md)
+ *   --against=DIR                 each store also served by another checkout's build (DIR, built with its own
+ *                                 `npm run build`), next to this one in every round: a change's before and after
  *   BENCH_SOURCE_NOTE="…"         a line for the report; BENCH_NO_BUILD=1 skips the stale-build check
  *
  * Writes bench/results/cli-latest.md and cli-latest.json (bench/results is git-ignored).
@@ -69,6 +72,17 @@ const SHAPES: readonly Shape[] = ["hot", "spread", "all"];
 const KINDS: readonly Kind[] = ["memory", "sqlite", "postgres", "peer"];
 const SHAPE_LABEL: Record<Shape, string> = { hot: "hot (2 keys)", spread: "spread (20 keys)", all: "all 200 keys" };
 
+/**
+ * A second server of the same store, measured beside the default one in the same rounds: the report gives each
+ * round's quotient of the two ratios (alternating pairs, since the order of a round flips every round).
+ */
+interface Variant {
+  label: string;
+  /** Another checkout's CLI entry (`--against`). */
+  bin?: string;
+  analyticsOff?: boolean;
+}
+
 interface Settings {
   quick: boolean;
   rounds: number;
@@ -78,6 +92,7 @@ interface Settings {
   stores: Kind[];
   nodes: number[];
   shapes: Shape[];
+  variants: Variant[];
 }
 
 const argv = process.argv.slice(2);
@@ -106,7 +121,24 @@ function settings(): Settings {
     stores: listOf("stores", KINDS, KINDS),
     nodes: (flag("nodes") ?? "20,24").split(",").map(Number),
     shapes: listOf("shapes", SHAPES, ["hot", "spread"]),
+    variants: variants(),
   };
+}
+
+function variants(): Variant[] {
+  const out: Variant[] = [];
+  const analytics = flag("analytics");
+  if (analytics !== undefined && analytics !== "on" && analytics !== "off" && analytics !== "both") throw new Error(`--analytics: on, off or both, not ${analytics}`);
+  if (analytics === "both") out.push({ label: "analytics off", analyticsOff: true });
+  const against = flag("against");
+  if (against !== undefined) {
+    // The CLI's entry moved from adapter-node to its own package (issue 28); either layout can be measured.
+    const bin = ["packages/cli/bin/benchdata.js", "packages/adapter-node/bin/benchdata.js"].map((p) => join(against, p)).find((p) => existsSync(p));
+    if (bin === undefined) throw new Error(`--against=${against}: no packages/cli/bin/benchdata.js or packages/adapter-node/bin/benchdata.js there`);
+    const git = spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: against, encoding: "utf8" });
+    out.push({ label: `before (${git.status === 0 ? git.stdout.trim() : against})`, bin });
+  }
+  return out;
 }
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -156,13 +188,16 @@ interface Server {
   stop(): Promise<void>;
   /** PostgreSQL: the database whose backends' CPU is counted apart. */
   database?: string;
+  /** Which variant of the store this server is; null for this checkout's default. */
+  variant: string | null;
 }
 
-function writeConfig(dir: string, perMinute: number): string {
-  const file = join(dir, `config-${perMinute}.json`);
+function writeConfig(dir: string, perMinute: number, analyticsOff: boolean): string {
+  const file = join(dir, `config-${perMinute}${analyticsOff ? "-analytics-off" : ""}.json`);
   // The CLI's defaults (target "host", workers on) except the enterprise tier's limits, raised so that the
-  // load is never refused: a refusal is cheaper than an answer and would flatter the figure.
-  const analytics = flag("analytics") === "off" ? { analytics: { enabled: false } } : {};
+  // load is never refused: a refusal is cheaper than an answer and would flatter the figure. The analytics key
+  // is written only when asked for, so that a build older than analytics reads the file too.
+  const analytics = analyticsOff ? { analytics: { enabled: false } } : {};
   writeFileSync(file, JSON.stringify({ tiers: { enterprise: { perMinute, perDay: 2_147_483_647 } }, ...analytics }, null, 2));
   return file;
 }
@@ -188,13 +223,15 @@ async function storeUrl(store: Store, tmp: string, node: NodeRuntime, cleanup: (
   return { db: pg.url, database: pg.name };
 }
 
-async function startStore(store: Store, node: NodeRuntime, where: { db: string; database?: string }, tmp: string, launch: Launch = {}): Promise<Server> {
+async function startStore(store: Store, node: NodeRuntime, where: { db: string; database?: string }, tmp: string, launch: Launch = {}, variant: Variant | null = null): Promise<Server> {
   const started = Date.now();
-  const name = `${store} on Node ${node.major}`;
+  const name = `${store}${variant === null ? "" : ` [${variant.label}]`} on Node ${node.major}`;
+  const analyticsOff = variant?.analyticsOff === true || flag("analytics") === "off";
   log(`${clock()} ${name}: starting benchdata serve --db ${where.db.replace(/\/\/[^@]*@/, "//…@")}`);
   let perMinute = WANTED_PER_MINUTE;
   let server: CliServer;
-  const start = (limit: number): Promise<CliServer> => startCliServer({ db: where.db, configFile: writeConfig(tmp, limit), adminToken: ADMIN_TOKEN, node: node.bin, ...launch });
+  const start = (limit: number): Promise<CliServer> =>
+    startCliServer({ db: where.db, configFile: writeConfig(tmp, limit, analyticsOff), adminToken: ADMIN_TOKEN, node: node.bin, ...launch, ...(variant?.bin !== undefined ? { bin: variant.bin } : {}) });
   try {
     server = await start(perMinute);
   } catch (error) {
@@ -220,7 +257,18 @@ async function startStore(store: Store, node: NodeRuntime, where: { db: string; 
     },
   });
   log(`${clock()} ${name}: seeding took ${Date.now() - seeded} ms`);
-  const s: Server = { kind: store, node, url: server.url, pid: server.pid, keys, perMinute, cpuMs: server.cpuMs, stop: server.stop, ...(where.database !== undefined ? { database: where.database } : {}) };
+  const s: Server = {
+    kind: store,
+    variant: variant?.label ?? null,
+    node,
+    url: server.url,
+    pid: server.pid,
+    keys,
+    perMinute,
+    cpuMs: server.cpuMs,
+    stop: server.stop,
+    ...(where.database !== undefined ? { database: where.database } : {}),
+  };
   await probe(name, s);
   return s;
 }
@@ -232,7 +280,7 @@ async function startPeer(node: NodeRuntime, tmp: string, launch: Launch = {}): P
   writeFileSync(keysFile, JSON.stringify(keys));
   const t = await startTarget({ name: `peer on Node ${node.major}`, script: "bench/lib/target-peer.ts", node: node.bin, env: { BENCH_KEYS_FILE: keysFile }, ...launch });
   log(`${clock()} peer on Node ${node.major}: listening on ${t.url} (pid ${t.pid})`);
-  const s: Server = { kind: "peer", node, url: t.url, pid: t.pid as number, keys, perMinute: WANTED_PER_MINUTE, cpuMs: t.cpuMs, stop: t.stop };
+  const s: Server = { kind: "peer", variant: null, node, url: t.url, pid: t.pid as number, keys, perMinute: WANTED_PER_MINUTE, cpuMs: t.cpuMs, stop: t.stop };
   await probe(`peer on Node ${node.major}`, s);
   return s;
 }
@@ -262,6 +310,7 @@ function get(base: string, path: string, headers: Record<string, string>): Promi
 interface Target {
   name: string;
   kind: Kind | "floor";
+  variant: string | null;
   node: NodeRuntime;
   shape: Shape | null;
   url: string;
@@ -308,8 +357,9 @@ function shapeKeys(s: Server, shape: Shape, round: number): string[] {
 
 function targetsOf(s: Server, shapes: readonly Shape[]): Target[] {
   return shapes.map((shape) => ({
-    name: `${s.kind}, ${shape}, Node ${s.node.major}`,
+    name: `${s.kind}${s.variant === null ? "" : ` [${s.variant}]`}, ${shape}, Node ${s.node.major}`,
     kind: s.kind,
+    variant: s.variant,
     node: s.node,
     shape,
     url: s.url,
@@ -378,6 +428,7 @@ interface Summary {
   node: string;
   nodeMajor: number;
   kind: Kind;
+  variant: string | null;
   shape: Shape;
   ratio: number | null;
   ratioToPeer: number | null;
@@ -408,6 +459,7 @@ function summarise(target: Target, runs: Run[]): Summary {
     node: target.node.version,
     nodeMajor: target.node.major,
     kind: target.kind as Kind,
+    variant: target.variant,
     shape: target.shape as Shape,
     ratio: pick((r) => r.ratio),
     ratioToPeer: pick((r) => r.peerRatio),
@@ -427,7 +479,7 @@ function checks(summaries: Summary[], hotOverSpread: Map<string, number | null>)
   const out: Check[] = [];
   const nodes = [...new Set(summaries.map((s) => s.nodeMajor))];
   for (const node of nodes) {
-    const get = (kind: Kind, shape: Shape): Summary | undefined => summaries.find((s) => s.nodeMajor === node && s.kind === kind && s.shape === shape);
+    const get = (kind: Kind, shape: Shape): Summary | undefined => summaries.find((s) => s.nodeMajor === node && s.kind === kind && s.shape === shape && s.variant === null);
     const goal = (kind: Store, shape: Shape, min: number): void => {
       const s = get(kind, shape);
       if (s === undefined) return;
@@ -469,7 +521,36 @@ interface Report {
   floors: { node: string; requestsPerSecond: number | null; cpuMicrosPerRequest: number | null; runs: Run[] }[];
   results: Summary[];
   hotOverSpread: Record<string, number | null>;
+  pairs: Pair[];
   checks: Check[];
+}
+
+/** A variant against this checkout's default server of the same store, Node and shape, round by round. */
+interface Pair {
+  node: number;
+  kind: Store;
+  shape: Shape;
+  variant: string;
+  /** Each round's variant ratio over the default's ratio (both to the same round's floors). */
+  byRound: number[];
+  median: number | null;
+  variantCpu: number | null;
+  defaultCpu: number | null;
+}
+
+function pairsOf(results: Summary[]): Pair[] {
+  const out: Pair[] = [];
+  for (const v of results) {
+    if (v.variant === null) continue;
+    const d = results.find((s) => s.variant === null && s.kind === v.kind && s.shape === v.shape && s.nodeMajor === v.nodeMajor);
+    if (d === undefined) continue;
+    const byRound = v.runs.flatMap((run) => {
+      const other = d.runs.find((r) => r.round === run.round);
+      return run.ratio === undefined || other?.ratio === undefined ? [] : [run.ratio / other.ratio];
+    });
+    out.push({ node: v.nodeMajor, kind: v.kind as Store, shape: v.shape, variant: v.variant, byRound, median: median(byRound), variantCpu: v.serverCpuMicrosPerRequest, defaultCpu: d.serverCpuMicrosPerRequest });
+  }
+  return out;
 }
 
 function format(r: Report): string {
@@ -486,7 +567,7 @@ function format(r: Report): string {
       ["Node", "target", "shape", "ratio to floor (median of rounds)", "ratio to peer", "req/s", "floor req/s", "p50 ms", "p99 ms", "server CPU µs/req", "DB CPU µs/req", "ratios to floor by round"],
       r.results.map((s) => [
         String(s.nodeMajor),
-        s.kind,
+        s.variant === null ? s.kind : `${s.kind} [${s.variant}]`,
         SHAPE_LABEL[s.shape],
         `**${fmt(s.ratio)}**`,
         s.kind === "peer" ? "1" : fmt(s.ratioToPeer),
@@ -505,6 +586,17 @@ function format(r: Report): string {
       `Hot ÷ spread (median of same-round ratios): ${Object.entries(r.hotOverSpread).map(([k, v]) => `${k} ${fmt(v)}`).join(", ")}. ` +
       `Per-key limit ${r.perMinute.toLocaleString("en")}/min. DB CPU counts the backends of the server's own database.`,
   );
+  if (r.pairs.length > 0) {
+    parts.push(
+      "Pairs: each variant against this checkout's default server of the same store, Node and shape. A round's quotient is the variant's ratio to the floor over the default's, both in that round (the two sit next to each other, and the round's order flips every round).",
+    );
+    parts.push(
+      table(
+        ["Node", "store", "shape", "variant", "variant ÷ default (median of rounds)", "by round", "server CPU µs/req, default → variant"],
+        r.pairs.map((p) => [String(p.node), p.kind, SHAPE_LABEL[p.shape], p.variant, `**${fmt(p.median, 3)}**`, p.byRound.map((q) => fmt(q, 3)).join(" / "), `${fmt(p.defaultCpu, 1)} → ${fmt(p.variantCpu, 1)}`]),
+      ),
+    );
+  }
   parts.push(table(["target", "goal", "measured", "met"], r.checks.map((c) => [c.what, c.goal, c.measured, c.met === null ? "n/a" : c.met ? "yes" : "**no**"])));
   return parts.join("\n\n");
 }
@@ -533,11 +625,11 @@ function machine(nodes: NodeRuntime[]): Report["machine"] {
 // ---- one server, for the profile and instructions modes ---------------------------------------------------
 
 /** Starts the server `kind` on `node` (for `--profile` and `--instructions`). */
-async function startOne(kind: Kind, node: NodeRuntime, tmp: string, cleanup: (() => Promise<void>)[], launch: Launch): Promise<Server> {
+async function startOne(kind: Kind, node: NodeRuntime, tmp: string, cleanup: (() => Promise<void>)[], launch: Launch, variant: Variant | null = null): Promise<Server> {
   if (kind === "peer") return startPeer(node, tmp, launch);
   const where = await storeUrl(kind, tmp, node, cleanup);
   if (where === null) throw new Error("PostgreSQL is unreachable");
-  return startStore(kind, node, where, tmp, launch);
+  return startStore(kind, node, where, tmp, launch, variant);
 }
 
 async function profile(tmp: string, generator: LoadProcess, cleanup: (() => Promise<void>)[], set: Settings): Promise<void> {
@@ -625,19 +717,22 @@ async function instructions(tmp: string, generator: LoadProcess, cleanup: (() =>
       await floorServer.stop();
     }
     rows.push([`Node ${node.major}`, "node:http floor", Math.round(floor).toLocaleString("en"), "1.00"]);
-    for (const kind of set.stores) {
+    // Each store, then its variants (--analytics=both, --against) one after the other: instructions do not
+    // drift with the machine's load, so a pair needs no interleaving.
+    for (const [kind, variant] of set.stores.flatMap((k) => [null, ...(k === "peer" ? [] : set.variants)].map((v): [Kind, Variant | null] => [k, v]))) {
       // --perf-basic-prof: V8 writes /tmp/perf-<pid>.map, which names the JIT code callgrind sees only as addresses.
-      const s = await startOne(kind, node, tmp, cleanup, { wrapper, nodeArgs });
+      const s = await startOne(kind, node, tmp, cleanup, { wrapper, nodeArgs }, variant);
+      const label = `${kind}${variant === null ? "" : ` [${variant.label}]`}`;
       try {
         const target = targetsOf(s, [shape])[0] as Target;
-        const { perRequest, dump } = await measureOne(`${kind} ${shape} node${node.major}`, s.pid, s.url + PATH, target.requests(1));
-        rows.push([`Node ${node.major}`, kind === "peer" ? "the assembled peer" : `benchdata serve --db ${kind}`, Math.round(perRequest).toLocaleString("en"), (floor / perRequest).toFixed(3)]);
+        const { perRequest, dump } = await measureOne(`${label} ${shape} node${node.major}`, s.pid, s.url + PATH, target.requests(1));
+        rows.push([`Node ${node.major}`, kind === "peer" ? "the assembled peer" : `benchdata serve --db ${label}`, Math.round(perRequest).toLocaleString("en"), (floor / perRequest).toFixed(3)]);
         const map = `/tmp/perf-${s.pid}.map`;
         const costs = selfCosts(dump, existsSync(map) ? map : null);
         const top = [...costs].sort((a, b) => b[1] - a[1]).slice(0, 30);
         const all = [...costs.values()].reduce((a, b) => a + b, 0);
         tops.push(
-          `## ${kind}, ${shape}, Node ${node.version}: the 30 functions with the most instructions of their own\n\n` +
+          `## ${label}, ${shape}, Node ${node.version}: the 30 functions with the most instructions of their own\n\n` +
             table(["function (self)", "instructions per request", "share"], top.map(([name, ir]) => [name.replace(/\|/g, "\\|").slice(0, 110), Math.round((perRequest * ir) / all).toLocaleString("en"), `${((100 * ir) / all).toFixed(1)}%`])),
         );
         // Kept beside the dump (callgrind-jit.ts reads both).
@@ -676,6 +771,7 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(join(tmpdir(), "benchdata-cli-bench-"));
   const notes: string[] = process.env.BENCH_SOURCE_NOTE ? [process.env.BENCH_SOURCE_NOTE] : [];
   if (flag("analytics") === "off") notes.push("Usage analytics off in benchdata's servers (--analytics=off).");
+  for (const v of set.variants) notes.push(`Variant measured beside each store: ${v.label}${v.bin === undefined ? "" : ` (${v.bin})`}.`);
   const servers: Server[] = [];
   const floorServers = new Map<number, RunningTarget>();
   const cleanup: (() => Promise<void>)[] = [];
@@ -702,13 +798,16 @@ async function main(): Promise<void> {
           notes.push(`SQLite left out on Node ${node.major}: the tree's better-sqlite3 is compiled for the machine's Node (run such a Node's tests through a copy, as .ci/node24 does).`);
           continue;
         }
-        const where = await storeUrl(kind, tmp, node, cleanup);
-        if (where === null) {
-          if (!notes.includes("PostgreSQL unreachable: left out.")) notes.push("PostgreSQL unreachable: left out.");
-          log(`${clock()} postgres: unreachable, left out`);
-          continue;
+        // The default server, then each variant on a database of its own.
+        for (const variant of [null, ...set.variants]) {
+          const where = await storeUrl(kind, tmp, node, cleanup);
+          if (where === null) {
+            if (!notes.includes("PostgreSQL unreachable: left out.")) notes.push("PostgreSQL unreachable: left out.");
+            log(`${clock()} postgres: unreachable, left out`);
+            break;
+          }
+          servers.push(await startStore(kind, node, where, tmp, {}, variant));
         }
-        servers.push(await startStore(kind, node, where, tmp));
       }
     }
     const perMinute = Math.min(...servers.filter((s) => s.kind !== "peer").map((s) => s.perMinute), WANTED_PER_MINUTE);
@@ -717,10 +816,11 @@ async function main(): Promise<void> {
     const floors = new Map<number, Target>(
       nodes.map((node) => {
         const f = floorServers.get(node.major) as RunningTarget;
-        return [node.major, { name: `floor, Node ${node.major}`, kind: "floor", node, shape: null, url: f.url, requests: () => [{ method: "GET", path: "/" }], cpuMs: f.cpuMs }];
+        return [node.major, { name: `floor, Node ${node.major}`, kind: "floor", variant: null, node, shape: null, url: f.url, requests: () => [{ method: "GET", path: "/" }], cpuMs: f.cpuMs }];
       }),
     );
-    const targets = servers.flatMap((s) => targetsOf(s, set.shapes));
+    // A store's variants next to its default, shape by shape, so that a pair shares its floor runs.
+    const targets = set.shapes.flatMap((shape) => servers.flatMap((s) => targetsOf(s, [shape]))).sort((a, b) => KINDS.indexOf(a.kind as Kind) - KINDS.indexOf(b.kind as Kind) || set.shapes.indexOf(a.shape as Shape) - set.shapes.indexOf(b.shape as Shape));
     const runs = new Map<Target, Run[]>([...floors.values(), ...targets].map((t): [Target, Run[]] => [t, []]));
     const byRound: string[] = [];
     const hotSpread = new Map<string, number[]>();
@@ -749,7 +849,8 @@ async function main(): Promise<void> {
         run.floorRequestsPerSecond = floorRps;
         run.ratio = run.requestsPerSecond / floorRps;
       });
-      const ratioOf = (node: NodeRuntime, kind: Kind, shape: Shape): number | undefined => done.find((d) => d.target.node === node && d.target.kind === kind && d.target.shape === shape)?.run.ratio;
+      const ratioOf = (node: NodeRuntime, kind: Kind, shape: Shape, variant: string | null = null): number | undefined =>
+        done.find((d) => d.target.node === node && d.target.kind === kind && d.target.shape === shape && d.target.variant === variant)?.run.ratio;
       for (const { target, run } of done) {
         if (target.kind === "floor" || target.kind === "peer" || run.ratio === undefined) continue;
         const peer = ratioOf(target.node, "peer", target.shape as Shape);
@@ -757,9 +858,9 @@ async function main(): Promise<void> {
       }
       log(`${clock()} round ${round} ratios: ${done.filter((d) => d.target.kind !== "floor").map((d) => `${d.target.name} ${fmt(d.run.ratio)}${d.run.peerRatio === undefined ? "" : ` (peer ×${fmt(d.run.peerRatio)})`}`).join(", ")}`);
       for (const s of servers) {
-        const h = ratioOf(s.node, s.kind, "hot");
-        const sp = ratioOf(s.node, s.kind, "spread");
-        const key = `${s.kind} on Node ${s.node.major}`;
+        const h = ratioOf(s.node, s.kind, "hot", s.variant);
+        const sp = ratioOf(s.node, s.kind, "spread", s.variant);
+        const key = `${s.kind}${s.variant === null ? "" : ` [${s.variant}]`} on Node ${s.node.major}`;
         if (h !== undefined && sp !== undefined) hotSpread.set(key, [...(hotSpread.get(key) ?? []), h / sp]);
       }
     }
@@ -784,6 +885,7 @@ async function main(): Promise<void> {
       }),
       results,
       hotOverSpread: Object.fromEntries(hotOverSpread),
+      pairs: pairsOf(results),
       checks: checks(results, hotOverSpread),
     };
     const text = format(report);

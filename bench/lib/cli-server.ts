@@ -37,6 +37,8 @@ export interface CliServerOptions {
   cwd?: string;
   /** The command that runs the CLI instead of `node CLI_BIN`, e.g. `["bun", CLI_BIN]` or a single executable. */
   command?: readonly string[];
+  /** The CLI entry to run (default CLI_BIN): another checkout's build, to measure two versions side by side. */
+  bin?: string;
 }
 
 /** The CLI entry the package's `bin` names. */
@@ -46,7 +48,7 @@ export const CLI_BIN = join(repoRoot, "packages/cli/bin/benchdata.js");
 export function startCliServer(options: CliServerOptions): Promise<CliServer> {
   const serveArgs = ["serve", "--db", options.db, "--port", "0", "--host", "127.0.0.1"];
   if (options.configFile !== undefined) serveArgs.push("--config", options.configFile);
-  const args = [...(options.nodeArgs ?? []), CLI_BIN, ...serveArgs];
+  const args = [...(options.nodeArgs ?? []), options.bin ?? CLI_BIN, ...serveArgs];
   const wrapper = options.wrapper ?? [];
   const node = options.node ?? process.execPath;
   const [file, argv] =
