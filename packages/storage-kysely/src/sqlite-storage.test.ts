@@ -76,6 +76,28 @@ describe("sqlite specifics", () => {
     check.close();
   });
 
+  it("within a day an admission batch writes only the day counter's count; a new day rewrites its day and keeps the last one", async () => {
+    const path = file();
+    const s = await openStorage(`sqlite:${path}`, { clock: "app" });
+    await s.migrate();
+    const T = Date.UTC(2026, 10, 25, 12);
+    await s.createAccount({ id: "acc_day", name: "Day", tier: "growth", createdAt: T, limits: {}, allowedCidrs: [], billing: {} });
+    // Counts every UPDATE whose SET names `day` (what rewrites the (day, account_id) index and wakes the history trigger).
+    const raw = await openSqlite(path);
+    raw.exec("CREATE TABLE day_sets (n INTEGER NOT NULL); INSERT INTO day_sets VALUES (0);");
+    raw.exec("CREATE TRIGGER count_day_sets AFTER UPDATE OF day ON day_counters BEGIN UPDATE day_sets SET n = n + 1; END;");
+    const admit = (now: number) => s.admit({ now, keyId: "key_day", accountId: "acc_day", perMinute: 100, perDay: 1000, windowMs: 60_000, quota: null });
+    for (let i = 0; i < 3; i++) expect(await admit(T + i * 1000)).toMatchObject({ kind: "allowed", day: { remaining: 1000 - (i + 1) } });
+    expect(raw.prepare("SELECT n FROM day_sets").get()).toEqual({ n: 0 });
+    expect(raw.prepare("SELECT day, count FROM day_counters WHERE account_id = 'acc_day'").get()).toEqual({ day: Math.floor(T / 86_400_000), count: 3 });
+    expect(await admit(T + 86_400_000)).toMatchObject({ kind: "allowed", day: { remaining: 999 } });
+    expect(raw.prepare("SELECT n FROM day_sets").get()).toEqual({ n: 1 });
+    expect(raw.prepare("SELECT day, count FROM day_counters WHERE account_id = 'acc_day'").get()).toEqual({ day: Math.floor(T / 86_400_000) + 1, count: 1 });
+    expect(raw.prepare("SELECT day, count FROM usage_days WHERE account_id = 'acc_day'").all()).toEqual([{ day: Math.floor(T / 86_400_000), count: 3 }]);
+    raw.close();
+    await s.close();
+  });
+
   it("an ordered claim reads each webhook's head through deliveries_pending_by_webhook, never the deliveries queued behind a head waiting for its retry", async () => {
     const path = file();
     const s = await openStorage(`sqlite:${path}`, { clock: "app" });

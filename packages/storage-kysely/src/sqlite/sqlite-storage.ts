@@ -364,8 +364,12 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       w.flush();
       memo.windows.set(keyId, w);
     }
+    // Within a day only the count changes, and an UPDATE that sets only `count` leaves the `(day, account_id)`
+    // index and the `UPDATE OF day` trigger alone; setting `day` to its own value would rewrite both, an extra
+    // B-tree page in every batch's WAL. The upsert runs for a new counter or a new day.
+    const bump = q("UPDATE day_counters SET count = ? WHERE account_id = ? AND day = ?");
     const put = q("INSERT INTO day_counters (account_id, day, count) VALUES (?, ?, ?) ON CONFLICT (account_id) DO UPDATE SET day = excluded.day, count = excluded.count");
-    for (const [accountId, d] of dirtyDays) put.run(accountId, d.day, d.count);
+    for (const [accountId, d] of dirtyDays) if (bump.run(d.count, accountId, d.day).changes === 0) put.run(accountId, d.day, d.count);
     memo.end(readMark());
     return results;
   });
