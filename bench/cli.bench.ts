@@ -135,8 +135,10 @@ function variants(): Variant[] {
     // The CLI's entry moved from adapter-node to its own package (issue 28); either layout can be measured.
     const bin = ["packages/cli/bin/benchdata.js", "packages/adapter-node/bin/benchdata.js"].map((p) => join(against, p)).find((p) => existsSync(p));
     if (bin === undefined) throw new Error(`--against=${against}: no packages/cli/bin/benchdata.js or packages/adapter-node/bin/benchdata.js there`);
-    const git = spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: against, encoding: "utf8" });
-    out.push({ label: `before (${git.status === 0 ? git.stdout.trim() : against})`, bin });
+    // Named by its own commit only when DIR is a checkout itself (a clone's or a worktree's .git), never by a
+    // repository it merely sits inside.
+    const git = existsSync(join(against, ".git")) ? spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: against, encoding: "utf8" }) : null;
+    out.push({ label: `before (${git !== null && git.status === 0 ? git.stdout.trim() : against})`, bin });
   }
   return out;
 }
