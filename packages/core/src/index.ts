@@ -23,7 +23,7 @@ export { checkScopes, ENDPOINT_SCOPES, isScope, isTier, SCOPE_MIN_TIER, SCOPES, 
 export type { MutableWindowLog, SlidingWindowDecision, WindowDecision, WindowLog } from "./rate-limit/sliding-window.ts";
 export { ArrayWindowLog, firstAfterIn, recordAdmission, slidingWindow, windowPeek } from "./rate-limit/sliding-window.ts";
 export type { DailyDecision } from "./rate-limit/daily-window.ts";
-export { dailyPeek, dailyWindow, dayCounterId, utcDay } from "./rate-limit/daily-window.ts";
+export { countedDay, dailyPeek, dailyWindow, dayCounterId, utcDay } from "./rate-limit/daily-window.ts";
 export type { Admission, AdmissionWrites, DayCount, QuotaReader, StoredQuota } from "./rate-limit/admission.ts";
 export { admission, admissionPeek } from "./rate-limit/admission.ts";
 

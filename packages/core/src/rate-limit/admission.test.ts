@@ -184,6 +184,17 @@ describe("admission", () => {
     );
   });
 
+  it("a clock 1 ms behind a day the counter already holds is refused until that day ends, not until the minute frees (the counterexample of seed 1943865222)", () => {
+    const midnight = Date.UTC(2026, 11, 1);
+    const m = new Model();
+    const input = { keyId: "key_1", accountId: "acc_1", perMinute: 1, perDay: 1, windowMs: W, quota: null };
+    m.apply(m.decide(input, midnight - 100_000));
+    m.apply(m.decide(input, midnight));
+    const a = m.decide(input, midnight - 1);
+    expect(a.result).toMatchObject({ kind: "rate_limited", window: "day", retryAfterMs: 86_400_001, day: { remaining: 0, resetAt: midnight + 86_400_000 } });
+    expect(m.decide(input, midnight + 86_400_000).result.kind).toBe("allowed");
+  });
+
   it("a refusal by both windows near midnight names the day, with the longer wait", () => {
     const now = Date.UTC(2026, 0, 1, 23, 59, 30);
     const log = new ArrayWindowLog([now - 50_000]);

@@ -30,9 +30,21 @@ export interface DailyDecision {
   readonly retryAfterMs: number;
 }
 
-/** Decides one request against the account's count for its current UTC day; pure. */
-export function dailyWindow(storedDay: number, storedCount: number, now: number, limit: number): DailyDecision {
+/**
+ * The day a request at `now` counts toward: its own UTC day, or the stored counter's when that is later. The
+ * counter keeps one day and never moves back: a clock that steps back over midnight (NTP, or instances whose
+ * clocks differ by milliseconds) would otherwise restart the day it left at 0 and, on the way forward again,
+ * the later day too, admitting more than the limit and overwriting the kept history of the day it left.
+ * Counting such a request toward the later day is the conservative answer (docs/architecture.md, "Admission").
+ */
+export function countedDay(storedDay: number | undefined, now: number): number {
   const day = utcDay(now);
+  return storedDay !== undefined && storedDay > day ? storedDay : day;
+}
+
+/** Decides one request against the account's count for its current UTC day (`countedDay`); pure. */
+export function dailyWindow(storedDay: number, storedCount: number, now: number, limit: number): DailyDecision {
+  const day = countedDay(storedDay, now);
   const count = storedDay === day ? storedCount : 0;
   const resetAt = (day + 1) * DAY_MS;
   if (count >= limit) {
@@ -43,7 +55,7 @@ export function dailyWindow(storedDay: number, storedCount: number, now: number,
 
 /** The day as it stands at `now`, nothing admitted: what `peekLimits` reports (a stored count of an earlier day is 0). */
 export function dailyPeek(storedDay: number | undefined, storedCount: number, now: number, limit: number): { limit: number; remaining: number; resetAt: number } {
-  const day = utcDay(now);
+  const day = countedDay(storedDay, now);
   const count = storedDay === day ? storedCount : 0;
   return { limit, remaining: Math.max(0, limit - count), resetAt: (day + 1) * DAY_MS };
 }

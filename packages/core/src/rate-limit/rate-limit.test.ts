@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { slidingWindow } from "./sliding-window.ts";
 import type { SlidingWindowDecision } from "./sliding-window.ts";
-import { dailyWindow, utcDay } from "./daily-window.ts";
+import { countedDay, dailyPeek, dailyWindow, utcDay } from "./daily-window.ts";
 
 const W = 60_000;
 
@@ -135,5 +135,39 @@ describe("daily window", () => {
         return [...perDay.values()].every((n) => n <= limit);
       }),
     );
+  });
+
+  it("property: on a clock that steps back, the counter's day never moves back, no day counts past the limit, and peek agrees", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -120_000, max: 120_000 }), { maxLength: 200 }), fc.integer({ min: 1, max: 6 }), (steps, limit) => {
+        let st = { day: utcDay(day), count: 0 };
+        let t = day - 60_000;
+        const perDay = new Map<number, number>();
+        for (const dt of steps) {
+          t += dt;
+          const peek = dailyPeek(st.day, st.count, t, limit);
+          const d = dailyWindow(st.day, st.count, t, limit);
+          expect(d.day).toBe(countedDay(st.day, t));
+          expect(d.day).toBeGreaterThanOrEqual(Math.max(st.day, utcDay(t)));
+          expect(peek).toEqual({ limit, remaining: d.allowed ? d.remaining + 1 : 0, resetAt: d.resetAt });
+          if (!d.allowed) expect(t + d.retryAfterMs).toBe((d.day + 1) * 86_400_000);
+          if (d.allowed) {
+            st = { day: d.day, count: d.count };
+            perDay.set(d.day, (perDay.get(d.day) ?? 0) + 1);
+          }
+        }
+        for (const n of perDay.values()) expect(n).toBeLessThanOrEqual(limit);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("a request 1 ms behind the stored day counts toward the stored day, and its refusal waits for that day's end", () => {
+    const stored = utcDay(day);
+    expect(countedDay(stored, day - 1)).toBe(stored);
+    expect(countedDay(stored - 1, day - 1)).toBe(stored - 1);
+    expect(countedDay(undefined, day - 1)).toBe(stored - 1);
+    expect(dailyWindow(stored, 1, day - 1, 2)).toMatchObject({ allowed: true, day: stored, count: 2, remaining: 0, resetAt: day + 86_400_000 });
+    expect(dailyWindow(stored, 2, day - 1, 2)).toMatchObject({ allowed: false, day: stored, retryAfterMs: 86_400_000 + 1 });
   });
 });

@@ -118,6 +118,28 @@ export function admissionConformance(name: string, target: ConformanceTarget): v
         expect(r).toMatchObject({ kind: "rate_limited", window: "day", retryAfterMs: Date.UTC(2026, 10, 17) - (T0 + 2) });
       });
 
+      it("a clock that steps back over midnight counts toward the later day: never past the limit, the day it left kept", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const lim = { perMinute: 10, perDay: 2 };
+        const midnight = Date.UTC(2026, 10, 17);
+        const next = midnight + 86_400_000;
+        expect((await s.admit(admitInput(a.id, k.id, midnight - 5000, lim))).kind).toBe("allowed");
+        expect(await s.admit(admitInput(a.id, k.id, midnight, lim))).toMatchObject({ kind: "allowed", day: { remaining: 1, resetAt: next } });
+        // 1 ms behind the stored day: the request counts toward it, not toward a restarted earlier day.
+        expect(await s.admit(admitInput(a.id, k.id, midnight - 1, lim))).toMatchObject({ kind: "allowed", day: { remaining: 0, resetAt: next } });
+        expect(await s.admit(admitInput(a.id, k.id, midnight - 1, lim))).toMatchObject({ kind: "rate_limited", window: "day", retryAfterMs: next - (midnight - 1), day: { remaining: 0, resetAt: next } });
+        expect((await s.peekLimits({ now: midnight - 1, keyId: k.id, accountId: a.id, windowMs: 60_000, ...lim })).day).toEqual({ limit: 2, remaining: 0, resetAt: next });
+        expect((await s.admit(admitInput(a.id, k.id, midnight + 1000, lim))).kind).toBe("rate_limited");
+        const day = Math.floor(midnight / 86_400_000);
+        expect(await s.dailyUsage(a.id, day - 1, midnight + 1000)).toEqual([
+          { day: day - 1, count: 1 },
+          { day, count: 2 },
+        ]);
+      });
+
       it("peekLimits reports the windows as they stand and admits nothing", async () => {
         const a = account();
         await s.createAccount(a);

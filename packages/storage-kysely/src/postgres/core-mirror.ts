@@ -143,11 +143,12 @@ export const ADMIT_ARRAYS = `-- Data requests asking to be admitted, in one stat
 --
 -- The result is compact, for the server to put together (postgres-storage.ts, admitResults), because building
 -- JSON objects in plpgsql costs more than the decision: [clock, kinds, minute remaining, minute resets, day
--- remaining, retry-after, whole results, epoch], each but the first and last an array in the admissions' order.
--- Kinds: 0 stale, 1 allowed (no quota), 2 and 3 rate limited by the minute and by the day, 4 a quota admission,
--- whose result (AdmitResult's JSON, built by the quota step) is in the whole results. What the caller knows is
--- left out: the limits, the time used (its own now, or the clock when it gave none) and the day's reset,
--- which follows from that time.
+-- remaining, retry-after, whole results, epoch, days counted], each but the first, the eighth and the last an
+-- array in the admissions' order. Kinds: 0 stale, 1 allowed (no quota), 2 and 3 rate limited by the minute and
+-- by the day, 4 a quota admission, whose result (AdmitResult's JSON, built by the quota step) is in the whole
+-- results. What the caller knows is left out: the limits, the time used (its own now, or the clock when it gave
+-- none) and the day's reset, which follows from that time; the days counted are NULL, or an array holding the
+-- day an admission counted toward where that is not its own (core's countedDay: a clock behind the stored day).
 --
 -- Concurrency: one lock per account serialises everything an admission touches. The batch first locks the
 -- day rows of its accounts (SELECT ... FOR UPDATE, in account order), and a key's window and its account's
@@ -270,6 +271,8 @@ DECLARE
   m_reset bigint;
   m_retry bigint;
   d_count integer;
+  v_day integer;
+  v_dahead integer[];
   d_allowed boolean;
   d_reset bigint;
   d_retry bigint;
@@ -439,8 +442,13 @@ BEGIN
     v_live := v_next - v_lo;
     -- The oldest stamp that counts once now is in (the minute's reset when admitted).
     v_oldest := CASE WHEN v_live = 0 THEN it.now ELSE least(v_arr[v_lo - v_base + 1], it.now) END;
-    -- The account's UTC day (core's dailyWindow), from the batch's copy of its day row.
-    d_count := CASE WHEN v_ddays[it.a] = it.day THEN v_dcounts[it.a] ELSE 0 END;
+    -- The account's UTC day (core's dailyWindow), from the batch's copy of its day row; the day counted is the
+    -- later of the request's and the stored one (core's countedDay: the counter never moves back).
+    v_day := greatest(it.day, v_ddays[it.a]);
+    IF v_day <> it.day THEN
+      v_dahead[it.i] := v_day;
+    END IF;
+    d_count := CASE WHEN v_ddays[it.a] = v_day THEN v_dcounts[it.a] ELSE 0 END;
 
     IF v_live < it.per_minute AND d_count < it.per_day THEN
       -- Admitted by the rate limits: apply (to the chunk in hand, written back when it fills or the key changes).
@@ -504,7 +512,7 @@ BEGIN
         v_tdirty := false;
       END IF;
       v_wdirty := true;
-      v_ddays[it.a] := it.day;
+      v_ddays[it.a] := v_day;
       v_dcounts[it.a] := d_count + 1;
       IF it.quota THEN
         v_billing := true;
@@ -531,7 +539,7 @@ BEGIN
         END IF;
         q_allowance := p_base_quota[it.i] + q.blocks * p_block_size[it.i];
         q_minute := json_build_object('limit', it.per_minute, 'remaining', it.per_minute - (v_live + 1), 'resetAt', v_oldest + it.window_ms);
-        q_day := json_build_object('limit', it.per_day, 'remaining', it.per_day - (d_count + 1), 'resetAt', (it.day + 1)::bigint * 86400000);
+        q_day := json_build_object('limit', it.per_day, 'remaining', it.per_day - (d_count + 1), 'resetAt', (v_day + 1)::bigint * 86400000);
         IF NOT q.exhausted AND q.used < q_allowance THEN
           q.used := q.used + 1;
           q_dirty := true;
@@ -647,7 +655,7 @@ BEGIN
       m_retry := greatest(1, m_reset - it.now);
     END IF;
     IF d_count >= it.per_day THEN
-      d_allowed := false; d_reset := (it.day + 1)::bigint * 86400000; d_retry := greatest(1, d_reset - it.now);
+      d_allowed := false; d_reset := (v_day + 1)::bigint * 86400000; d_retry := greatest(1, d_reset - it.now);
     ELSE
       d_allowed := true; d_count := d_count + 1; d_retry := 0;
     END IF;
@@ -686,7 +694,7 @@ BEGIN
   IF v_alone AND NOT v_billing THEN
     PERFORM set_config('synchronous_commit', 'off', true);
   END IF;
-  RETURN json_build_array(v_clock, v_kind, v_mrem, v_mreset, v_drem, v_retry, v_whole, v_epoch);
+  RETURN json_build_array(v_clock, v_kind, v_mrem, v_mreset, v_drem, v_retry, v_whole, v_epoch, v_dahead);
 END $$;
 
 `;
@@ -753,7 +761,8 @@ CREATE OR REPLACE FUNCTION benchdata_admit_batch(
   e AS (
     SELECT x.ord, x.per_minute, x.per_day, coalesce(x.now, (r.j ->> 0)::bigint) AS now, (r.j -> 1 ->> (x.ord - 1)::integer)::integer AS kind,
            (r.j -> 2 -> (x.ord - 1)::integer) AS mrem, (r.j -> 3 -> (x.ord - 1)::integer) AS mreset,
-           (r.j -> 4 -> (x.ord - 1)::integer) AS drem, (r.j -> 5 -> (x.ord - 1)::integer) AS retry, (r.j -> 6 -> (x.ord - 1)::integer) AS whole
+           (r.j -> 4 -> (x.ord - 1)::integer) AS drem, (r.j -> 5 -> (x.ord - 1)::integer) AS retry, (r.j -> 6 -> (x.ord - 1)::integer) AS whole,
+           (r.j -> 8 ->> (x.ord - 1)::integer)::integer AS dday
       FROM r, unnest(p_nows, p_per_minute, p_per_day) WITH ORDINALITY AS x(now, per_minute, per_day, ord)
   )
   SELECT coalesce(json_agg(CASE
@@ -761,11 +770,11 @@ CREATE OR REPLACE FUNCTION benchdata_admit_batch(
            WHEN e.kind = 4 THEN e.whole::json
            WHEN e.kind = 1 THEN json_build_object('kind', 'allowed', 'now', e.now,
              'minute', json_build_object('limit', e.per_minute, 'remaining', e.mrem, 'resetAt', e.mreset),
-             'day', json_build_object('limit', e.per_day, 'remaining', e.drem, 'resetAt', (floor(e.now / 86400000.0) + 1)::bigint * 86400000),
+             'day', json_build_object('limit', e.per_day, 'remaining', e.drem, 'resetAt', (coalesce(e.dday, floor(e.now / 86400000.0)::integer) + 1)::bigint * 86400000),
              'quota', NULL)
            ELSE json_build_object('kind', 'rate_limited', 'now', e.now, 'window', CASE WHEN e.kind = 3 THEN 'day' ELSE 'minute' END,
              'minute', json_build_object('limit', e.per_minute, 'remaining', e.mrem, 'resetAt', e.mreset),
-             'day', json_build_object('limit', e.per_day, 'remaining', e.drem, 'resetAt', (floor(e.now / 86400000.0) + 1)::bigint * 86400000),
+             'day', json_build_object('limit', e.per_day, 'remaining', e.drem, 'resetAt', (coalesce(e.dday, floor(e.now / 86400000.0)::integer) + 1)::bigint * 86400000),
              'retryAfterMs', e.retry)
          END ORDER BY e.ord), '[]')
     FROM e

@@ -13,7 +13,7 @@
 import { MIRROR_BLOCKS } from "./core-mirror.ts";
 
 /** Bumped with every change of POSTGRES_FUNCTIONS; a server never replaces functions of a newer revision. */
-export const FUNCTIONS_REVISION = 1;
+export const FUNCTIONS_REVISION = 2;
 
 export const POSTGRES_FUNCTIONS: string = MIRROR_BLOCKS.join("");
 

@@ -40,6 +40,7 @@ import {
   accountResumedEvent,
   accountSuspendedEvent,
   chainAuditEntry,
+  dailyPeek,
   dayCounterId,
   invoiceFailedEvent,
   invoicePaidEvent,
@@ -249,6 +250,8 @@ type AdmitArrays = [
   retries: number[],
   whole: (AdmitResult | null)[],
   epoch: number | null,
+  /** Null, or the day each admission counted toward where that is not its own (core's countedDay). */
+  daysCounted?: (number | null)[] | null,
 ];
 
 const DAY_MS = 86_400_000;
@@ -259,14 +262,14 @@ const DAY_MS = 86_400_000;
  * from which the day's reset follows as in core's dailyWindow.
  */
 export function admitResults(answer: AdmitArrays, inputs: readonly AdmitInput[], appClock: boolean): AdmitResult[] {
-  const [clock, kinds, minuteRemaining, minuteResets, dayRemaining, retries, whole] = answer;
+  const [clock, kinds, minuteRemaining, minuteResets, dayRemaining, retries, whole, , daysCounted] = answer;
   return inputs.map((input, i): AdmitResult => {
     const kind = kinds[i]!;
     if (kind === 4) return whole[i]!;
     const now = appClock ? input.now : clock;
     if (kind === 0) return { kind: "stale", now };
     const minute = { limit: input.perMinute, remaining: minuteRemaining[i]!, resetAt: minuteResets[i]! };
-    const day = { limit: input.perDay, remaining: dayRemaining[i]!, resetAt: (Math.floor(now / DAY_MS) + 1) * DAY_MS };
+    const day = { limit: input.perDay, remaining: dayRemaining[i]!, resetAt: ((daysCounted?.[i] ?? Math.floor(now / DAY_MS)) + 1) * DAY_MS };
     if (kind === 1) return { kind: "allowed", now, minute, day, quota: null };
     return { kind: "rate_limited", now, window: kind === 3 ? "day" : "minute", minute, day, retryAfterMs: retries[i]! };
   });
@@ -738,16 +741,16 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       const r = (await one(
         db,
         sql`WITH t AS (SELECT coalesce(${clockArg(now)}::bigint, benchdata_clock_ms()) AS now)
-            SELECT t.now, w.live AS n, w.oldest,
-              coalesce((SELECT c.count FROM day_counters c WHERE c.account_id = ${dayCounterId(accountId, environment)} AND c.day = floor(t.now / 86400000.0)::integer), 0) AS today
-            FROM t, benchdata_window_peek(${keyId}, t.now, ${perMinute}::integer, ${windowMs}::bigint) AS w`,
+            SELECT t.now, w.live AS n, w.oldest, c.day, c.count
+            FROM t CROSS JOIN benchdata_window_peek(${keyId}, t.now, ${perMinute}::integer, ${windowMs}::bigint) AS w
+            LEFT JOIN day_counters c ON c.account_id = ${dayCounterId(accountId, environment)}`,
       ))!;
       const at = num(r.now);
       const oldest = r.oldest === null ? at : num(r.oldest);
       return {
         now: at,
         minute: { limit: perMinute, remaining: Math.max(0, perMinute - num(r.n)), resetAt: oldest + windowMs },
-        day: { limit: perDay, remaining: Math.max(0, perDay - num(r.today)), resetAt: (Math.floor(at / 86_400_000) + 1) * 86_400_000 },
+        day: dailyPeek(r.day === null ? undefined : num(r.day), r.count === null ? 0 : num(r.count), at, perDay),
       };
     },
     async usage(accountId, now, anchorDay, baseQuota, blockSize) {
