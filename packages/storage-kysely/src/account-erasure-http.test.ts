@@ -266,6 +266,38 @@ for (const [name, open] of Object.entries(stores)) {
       expect(await handles[1].accountDeliveries(acc.id, { limit: 10 })).toEqual([]);
     });
 
+    it("the export holds each webhook's health and secret overlap (failing since, dead deliveries in a row, the previous secret's expiry), never a secret", async () => {
+      const acc = await newAccount("Health Co");
+      const failing = await call(a, "POST", "/api/v1/console/webhooks", acc.session, { url: "https://down.example.com/in", events: ["key.created"] });
+      const rotated = await call(a, "POST", "/api/v1/console/webhooks", acc.session, { url: "https://up.example.com/in", events: ["quota.warning"] });
+      expect([failing.status, rotated.status]).toEqual([201, 201]);
+      const rotation = await call(a, "POST", `/api/v1/console/webhooks/${rotated.body.webhook_id}/rotate-secret`, acc.session);
+      expect(rotation.status, JSON.stringify(rotation.body)).toBe(200);
+      await newKey(acc.session);
+      // The key.created delivery fails at every attempt (0 s, 30 s, 300 s), then is dead.
+      let at = Date.now();
+      const first = at;
+      const worker = createDeliveryWorker({
+        storage: handles[0],
+        clock: { now: () => at },
+        config,
+        resolve: async () => ["93.184.216.34"],
+        transport: { send: async () => ({ status: 500, body: "down" }) },
+      });
+      for (const step of [0, 30_000, 300_000]) {
+        at += step;
+        await worker.tick();
+      }
+      const [delivery] = await handles[1].listDeliveries(acc.id, failing.body.webhook_id, 10);
+      expect(delivery).toMatchObject({ status: "dead" });
+      const doc = (await admin(b, "GET", `/accounts/${acc.id}/export`)).body;
+      const byId = new Map(doc.webhooks.map((w: { webhook_id: string }) => [w.webhook_id, w]));
+      expect(byId.get(failing.body.webhook_id)).toMatchObject({ status: "active", failing_since: new Date(first).toISOString(), dead_streak: 1, previous_secret_expires_at: null });
+      expect(byId.get(rotated.body.webhook_id)).toMatchObject({ failing_since: null, dead_streak: 0, previous_secret_expires_at: rotation.body.previous_secret_expires_at });
+      const text = JSON.stringify(doc);
+      for (const secret of [rotated.body.signing_secret, rotation.body.signing_secret, failing.body.signing_secret]) expect(text).not.toContain(secret);
+    });
+
     it("export on one instance, erasure on the other: the document holds the account's pages (over the page size); afterwards nothing of it is left but the tombstone and its invoices", async () => {
       const acc = await newAccount("Big Co");
       await newKey(acc.session);

@@ -86,6 +86,8 @@ export function webhookFromRow(r: Row): WebhookRecord {
     disabledAt: numOrNull(r.disabled_at),
     previousSecret: strOrNull(r.previous_secret),
     previousSecretUntil: numOrNull(r.previous_secret_until),
+    failingSince: numOrNull(r.failing_since),
+    deadStreak: num(r.dead_streak),
   };
 }
 

@@ -4832,7 +4832,7 @@ export interface operations {
                             /** Format: date-time */
                             expires_at: string;
                         }[];
-                        /** @description Every webhook; never a signing secret. */
+                        /** @description Every webhook, with its health and secret overlap; never a signing secret. */
                         webhooks: {
                             webhook_id: string;
                             url: string;
@@ -4847,6 +4847,12 @@ export interface operations {
                             /** @description `gone`: the receiver answered 410; `failing`: every attempt failed for `webhooks.disableAfterDays`; `dead_deliveries`: `webhooks.disableAfterDeadDeliveries` dead deliveries in a row. Null while active. */
                             disabled_reason: ("gone" | "failing" | "dead_deliveries") | null;
                             disabled_at: string | null;
+                            /** @description When its attempts began failing with no success since; null while not failing. */
+                            failing_since: string | null;
+                            /** @description Its dead deliveries in a row (a success resets it). */
+                            dead_streak: number;
+                            /** @description When the previous secret a rotation keeps stops (or stopped) signing beside the current one; null when none is held. */
+                            previous_secret_expires_at: string | null;
                         }[];
                         /** @description Every delivery (of deleted webhooks too), each with its attempts, oldest first. */
                         deliveries: {

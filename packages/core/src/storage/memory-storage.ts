@@ -150,6 +150,11 @@ export function createMemoryStorage(): Storage {
   const webhooks = new Map<string, WebhookRecord>();
   /** Each webhook's failure history (core's `webhookHealthAfter`). */
   const webhookHealth = new Map<string, WebhookHealth>();
+  /** A webhook as read: its record with its health, as the SQL stores keep both in one row. */
+  const withHealth = (w: WebhookRecord): WebhookRecord => {
+    const h = webhookHealth.get(w.id);
+    return { ...w, failingSince: h?.failingSince ?? null, deadStreak: h?.deadStreak ?? 0 };
+  };
   const events = new Map<string, StoredEvent>();
   const deliveries = new Map<string, StoredDelivery>();
   /** Each account's recover budget (core's `recoverStep`). */
@@ -612,11 +617,11 @@ export function createMemoryStorage(): Storage {
       return "created";
     },
     async listWebhooks(accountId) {
-      return [...webhooks.values()].filter((w) => w.accountId === accountId).sort((a, b) => (a.id < b.id ? -1 : 1));
+      return [...webhooks.values()].filter((w) => w.accountId === accountId).sort((a, b) => (a.id < b.id ? -1 : 1)).map(withHealth);
     },
     async getWebhook(accountId, webhookId) {
       const w = webhooks.get(webhookId);
-      return w && w.accountId === accountId ? w : null;
+      return w && w.accountId === accountId ? withHealth(w) : null;
     },
     async listWebhookSecrets() {
       return [...webhooks.values()]
@@ -644,7 +649,7 @@ export function createMemoryStorage(): Storage {
       const next: WebhookRecord = { ...w, secret, previousSecret: w.secret, previousSecretUntil: previousUntil };
       webhooks.set(webhookId, next);
       audit(draft);
-      return next;
+      return withHealth(next);
     },
     async deleteWebhook(accountId, webhookId, draft) {
       const w = webhooks.get(webhookId);
@@ -738,7 +743,7 @@ export function createMemoryStorage(): Storage {
       webhooks.set(webhookId, next);
       webhookHealth.set(webhookId, { failingSince: null, deadStreak: 0 });
       audit(draft);
-      return next;
+      return withHealth(next);
     },
     async listDeliveries(accountId, webhookId, limit) {
       return [...deliveries.values()]

@@ -103,6 +103,13 @@ export interface WebhookRecord {
   /** The secret a rotation replaced, still signing until `previousSecretUntil` (sealed like `secret`). */
   readonly previousSecret?: string | null;
   readonly previousSecretUntil?: number | null;
+  /**
+   * Its health as read (`listWebhooks`, `getWebhook` and the updates that return it; ignored when creating): when
+   * its attempts began failing with no success since (null: not failing), and its dead deliveries in a row, which
+   * core's `webhookHealthAfter` turns into a disable.
+   */
+  readonly failingSince?: number | null;
+  readonly deadStreak?: number;
 }
 
 /** One attempt to deliver an event to a webhook. */

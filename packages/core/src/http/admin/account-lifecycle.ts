@@ -126,6 +126,17 @@ export const ACCOUNT_EXPORT_FORMAT = "benchdata.account-export/1";
 /** Records read per storage call while an export streams. */
 const EXPORT_PAGE = 500;
 
+/** A webhook as the console lists it, with what else is held about it (never a secret). */
+const ExportWebhookSchema = v.object({
+  ...WebhookSchema.entries,
+  failing_since: v.pipe(v.nullable(Timestamp), v.description("When its attempts began failing with no success since; null while not failing.")),
+  dead_streak: v.pipe(Count, v.description("Its dead deliveries in a row (a success resets it).")),
+  previous_secret_expires_at: v.pipe(
+    v.nullable(Timestamp),
+    v.description("When the previous secret a rotation keeps stops (or stopped) signing beside the current one; null when none is held."),
+  ),
+});
+
 const ExportSchema = v.object({
   format: v.pipe(v.literal(ACCOUNT_EXPORT_FORMAT), v.description("This document's format and version.")),
   exported_at: Timestamp,
@@ -135,7 +146,7 @@ const ExportSchema = v.object({
     v.array(v.object({ kind: v.picklist(["session", "sign_in_link"]), created_at: Timestamp, expires_at: Timestamp })),
     v.description("Console sessions and unused sign-in links as held (expired ones included); never a token or a hash."),
   ),
-  webhooks: v.pipe(v.array(WebhookSchema), v.description("Every webhook; never a signing secret.")),
+  webhooks: v.pipe(v.array(ExportWebhookSchema), v.description("Every webhook, with its health and secret overlap; never a signing secret.")),
   deliveries: v.pipe(v.array(DeliverySchema), v.description("Every delivery (of deleted webhooks too), each with its attempts, oldest first.")),
   events: v.pipe(
     v.array(v.object({ id: v.string(), type: v.picklist(EVENT_TYPES), account_id: v.string(), created_at: Timestamp, data: v.record(v.string(), v.unknown()) })),
@@ -203,7 +214,12 @@ async function exportPieces(app: AppContext, account: AccountRecord, now: number
     account: accountView(app, account),
     keys: keys.map((k) => keyView(k, now, used[k.id] ?? null)),
     console_sessions: sessions.map((s) => ({ kind: s.kind, created_at: isoTime(s.createdAt), expires_at: isoTime(s.expiresAt) })),
-    webhooks: webhooks.map(webhookView),
+    webhooks: webhooks.map((w) => ({
+      ...webhookView(w),
+      failing_since: w.failingSince == null ? null : isoTime(w.failingSince),
+      dead_streak: w.deadStreak ?? 0,
+      previous_secret_expires_at: w.previousSecret != null && w.previousSecretUntil != null ? isoTime(w.previousSecretUntil) : null,
+    })),
   };
   const tail = {
     invoices: invoices.map(invoiceView),
