@@ -53,6 +53,23 @@ describe("sqlite specifics", () => {
     db.close();
   });
 
+  it("a name search lowercases as JavaScript does: ASCII names are ruled out in SQL, every other name is matched in full, as on the memory store", async () => {
+    const s = await openStorage(`sqlite:${file()}`);
+    await s.migrate();
+    const names = ["ÉCOLE Data", "Über Analytics", "plain über", "Straße GmbH", "Acme École", "ACME", "İstanbul Ltd"];
+    for (const [i, name] of names.entries()) {
+      await s.createAccount({ id: `acc_search${i}`, name, tier: "growth", createdAt: 1_700_000_000_000 + i, limits: {}, allowedCidrs: [], billing: {} });
+    }
+    const found = async (text: string) => (await s.listAccounts({ limit: 100, nameContains: text })).map((a) => a.name);
+    const expected = (text: string) => names.filter((n) => n.toLowerCase().includes(text.toLowerCase()));
+    for (const text of ["école", "ÉCOLE", "über", "ÜBER", "acme", "STRASSE", "straße", "i̇stanbul", "a", "é", "zzz"]) {
+      expect(await found(text), text).toEqual(expected(text));
+    }
+    expect(await found("école")).toEqual(["ÉCOLE Data", "Acme École"]);
+    expect(await found("ÜBER")).toEqual(["Über Analytics", "plain über"]);
+    await s.close();
+  });
+
   it("a key's whole log written before schema 9 is honoured at its next admission, then kept in chunks", async () => {
     const path = file();
     const s = await openStorage(`sqlite:${path}`, { clock: "app", windowChunkSize: 4 });

@@ -1098,6 +1098,7 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
                         AND (@tier IS NULL OR tier = @tier)
                         AND (@from IS NULL OR created_at >= @from) AND (@before IS NULL OR created_at < @before)
                         AND (created_at, id) > (@afterAt, @afterId)
+                        AND (@text IS NULL OR instr(lower(name), @text) > 0 OR length(CAST(name AS BLOB)) <> length(name))
                       ORDER BY created_at, id`).iterate({
         status: query.status ?? null,
         tier: query.tier ?? null,
@@ -1105,8 +1106,12 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
         before: query.createdBefore ?? null,
         afterAt: query.after?.createdAt ?? Number.MIN_SAFE_INTEGER,
         afterId: query.after?.id ?? "",
+        text: query.nameContains?.toLowerCase() ?? null,
       }) as IterableIterator<Row>;
-      // The name is compared here, with JavaScript's lowercasing (SQLite's lower() knows ASCII only).
+      // The name is matched with JavaScript's lowercasing. SQLite's lower() knows ASCII only, so the statement can
+      // only rule out ASCII names (a name is ASCII when its UTF-8 bytes are as many as its characters); every other
+      // name is checked here. Ruling them out in SQL is about 10x cheaper than reading each row into JavaScript
+      // (docs/operations.md, "Finding accounts").
       const text = query.nameContains?.toLowerCase();
       const out: AccountRecord[] = [];
       for (const r of rows) {
