@@ -36,6 +36,7 @@ Commands:
   keys create        create an API key for an account and print it (the raw key is shown once)
   import FILE        load live observations from CSV or NDJSON, all or nothing
   webhooks reseal    re-seal every webhook signing secret under the current operator key (--check: only open them)
+  webhooks drop-unopened  a lost operator key: delete the webhooks whose secret no key opens (asks for --yes)
   audit verify       walk the audit log's hash chain; exit 1 at the first break, naming it
   audit export       write audit entries as JSON lines (--since ISO), oldest first
   backup --to DIR    copy a SQLite database while it serves; its operator key to a separate file

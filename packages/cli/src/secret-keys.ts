@@ -7,7 +7,8 @@
  *    new key the first time, and only while the database holds no sealed secret; for `memory:` (and
  *    `sqlite::memory:`) a key that lives as long as the process;
  * 4. PostgreSQL has no such default (several hosts share one database): the start is refused (exit 2).
- * Whatever the source, `serve` refuses to start (exit 2) while a sealed secret opens under none of the keys.
+ * Whatever the source, `serve` refuses to start (exit 2) while a sealed secret opens under none of the keys;
+ * when the key is truly lost, `benchdata webhooks drop-unopened` removes what it sealed.
  */
 import { link, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import type { SecretBox, SecretKey, Storage } from "@benchdata/core";
@@ -139,7 +140,8 @@ export async function ensureSecretKeys(found: FoundKeys, storage: Pick<Storage, 
     throw new ConfigError(
       `${found.missing} does not exist, but the database holds ${check.failed.length} sealed webhook signing secret${check.failed.length === 1 ? "" : "s"} (${describeUnopened(check.failed)}). ` +
         "A new key would open none of them, so none was written. Put back the key file that was beside the database when they were sealed " +
-        "(or set BENCHDATA_WEBHOOK_KEYS / BENCHDATA_WEBHOOK_KEYS_FILE to its keys) and start again (docs/operations.md, \"Backups and restore\")",
+        "(or set BENCHDATA_WEBHOOK_KEYS / BENCHDATA_WEBHOOK_KEYS_FILE to its keys) and start again (docs/operations.md, \"Backups and restore\"). " +
+        "If the key is truly lost, `benchdata webhooks drop-unopened` deletes the webhooks it sealed (their owners create new ones), then start",
     );
   }
   await createKeyFile(found.missing);
@@ -157,6 +159,7 @@ export async function requireSecretsOpen(keys: LoadedKeys, storage: Pick<Storage
   const where = keys.source === "env" ? "BENCHDATA_WEBHOOK_KEYS" : (keys.file ?? keys.source);
   throw new ConfigError(
     `refusing to start: ${check.failed.length} of ${check.sealed} sealed webhook signing secrets open under no configured operator key (${describeUnopened(check.failed)}; configured: ${keys.keys.map((k) => k.id).join(", ")} from ${where}). ` +
-      "Add the key they were sealed under (the first key seals, the others only open) and start again; `benchdata webhooks reseal --check` lists them (docs/webhooks.md)",
+      "Add the key they were sealed under (the first key seals, the others only open) and start again; `benchdata webhooks reseal --check` lists them. " +
+      "If that key is truly lost, `benchdata webhooks drop-unopened` deletes the webhooks it sealed (their owners create new ones) and ends the overlaps it sealed, then start (docs/webhooks.md)",
   );
 }

@@ -139,6 +139,8 @@ export {
   resealWebhookSecrets,
   sealedKeyId,
 } from "./webhooks/secret-box.ts";
+export type { DropUnopenedOptions, DropUnopenedStorage, DroppedWebhook, EndedOverlap, UnopenedDropReport, UnopenedPlan } from "./webhooks/drop-unopened-webhooks.ts";
+export { dropUnopenedWebhooks, planUnopened } from "./webhooks/drop-unopened-webhooks.ts";
 
 export type { PaymentProcessor, PaymentRequest, PaymentResult } from "./billing/payment-processor.ts";
 export type { SimulatedCharge, SimulatedOutcome, SimulatedProcessor, SimulatedProcessorOptions } from "./billing/simulated-processor.ts";

@@ -4227,7 +4227,7 @@ export interface operations {
                 /** @description Where the page starts: the previous page's `next_cursor` (opaque). */
                 cursor?: string;
                 /** @description Only entries of this action. */
-                action?: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
+                action?: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.end_secret_overlap" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
                 /** @description Only entries recorded at or after this time (ISO 8601). */
                 from?: string;
                 /** @description Only entries recorded strictly before this time (ISO 8601). */
@@ -4254,7 +4254,7 @@ export interface operations {
                             /** @description A console session's id (`ses_…`), or `operator` for what the service's operator did. */
                             actor: string;
                             /** @enum {string} */
-                            action: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
+                            action: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.end_secret_overlap" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
                             target_id: string | null;
                             request_id: string | null;
                             /** @description The address of the account's own requests; null for the operator's. */
@@ -5351,7 +5351,7 @@ export interface operations {
                 /** @description Where the page starts: the previous page's `next_cursor` (opaque). */
                 cursor?: string;
                 /** @description Only entries of this action. */
-                action?: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
+                action?: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.end_secret_overlap" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
                 /** @description Only entries recorded at or after this time (ISO 8601). */
                 from?: string;
                 /** @description Only entries recorded strictly before this time (ISO 8601). */
@@ -5385,7 +5385,7 @@ export interface operations {
                             /** @description Who: a console session's id (`ses_…`), `admin` (the admin token), `cli`, or `console` (an embedder's own console authentication). */
                             actor: string;
                             /** @enum {string} */
-                            action: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
+                            action: "account.create" | "account.update" | "account.suspend" | "account.resume" | "account.export" | "account.delete" | "session.create" | "session.sign_in" | "session.sign_out" | "session.end_all" | "sign_in_link.create" | "key.create" | "key.rotate" | "key.revoke" | "webhook.create" | "webhook.delete" | "webhook.rotate_secret" | "webhook.end_secret_overlap" | "webhook.recover" | "webhook.enable" | "webhook.retry_delivery" | "billing.retry" | "billing.release";
                             account_id: string | null;
                             /** @description What was acted on: a key, webhook, delivery, invoice, session or account id. */
                             target_id: string | null;

@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = [
   "webhook.create",
   "webhook.delete",
   "webhook.rotate_secret",
+  "webhook.end_secret_overlap",
   "webhook.recover",
   "webhook.enable",
   "webhook.retry_delivery",

@@ -627,8 +627,8 @@ export function createMemoryStorage(): Storage {
       return [...webhooks.values()]
         .sort((a, b) => (a.id < b.id ? -1 : 1))
         .flatMap((w) => [
-          { webhookId: w.id, field: "current" as const, secret: w.secret },
-          ...(w.previousSecret != null ? [{ webhookId: w.id, field: "previous" as const, secret: w.previousSecret }] : []),
+          { webhookId: w.id, accountId: w.accountId, field: "current" as const, secret: w.secret },
+          ...(w.previousSecret != null ? [{ webhookId: w.id, accountId: w.accountId, field: "previous" as const, secret: w.previousSecret }] : []),
         ]);
     },
     async replaceWebhookSecret({ webhookId, field, from, to }) {
@@ -651,9 +651,17 @@ export function createMemoryStorage(): Storage {
       audit(draft);
       return withHealth(next);
     },
-    async deleteWebhook(accountId, webhookId, draft) {
+    async endWebhookSecretOverlap({ accountId, webhookId, previous, audit: draft }) {
+      const w = webhooks.get(webhookId);
+      if (!w || w.accountId !== accountId || w.previousSecret !== previous) return false;
+      webhooks.set(webhookId, { ...w, previousSecret: null, previousSecretUntil: null });
+      audit(draft);
+      return true;
+    },
+    async deleteWebhook(accountId, webhookId, draft, ifSecret) {
       const w = webhooks.get(webhookId);
       if (!w || w.accountId !== accountId) return false;
+      if (ifSecret !== undefined && w.secret !== ifSecret) return false;
       webhooks.delete(webhookId);
       // Its pending deliveries (all of them in `queue`) die and leave the queue.
       let kept = 0;

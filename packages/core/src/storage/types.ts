@@ -689,7 +689,7 @@ export interface WebhookStore {
    * Every stored signing secret of every webhook (sealed or, from before encryption at rest, plain), for
    * re-sealing: `current` is the webhook's secret, `previous` the one a rotation keeps for its overlap.
    */
-  listWebhookSecrets(): Promise<{ webhookId: string; field: "current" | "previous"; secret: string }[]>;
+  listWebhookSecrets(): Promise<{ webhookId: string; accountId: string; field: "current" | "previous"; secret: string }[]>;
   /** Replaces one stored secret with another form of it, only if it still holds `from` (compare-and-set). */
   replaceWebhookSecret(input: { webhookId: string; field: "current" | "previous"; from: string; to: string }): Promise<boolean>;
   /**
@@ -698,8 +698,18 @@ export interface WebhookStore {
    * Null when no such webhook of the account.
    */
   rotateWebhookSecret(input: Audited & { accountId: string; webhookId: string; secret: string; previousUntil: number }): Promise<WebhookRecord | null>;
-  /** Deletes a webhook; its pending deliveries stop (become dead). False when no such webhook. */
-  deleteWebhook(accountId: string, webhookId: string, audit?: AuditDraft): Promise<boolean>;
+  /**
+   * Ends a rotation's overlap now: the previous secret and its expiry are cleared, only if the previous secret
+   * still holds `previous` (compare-and-set, so a rotation made meanwhile keeps the secret it replaced). False
+   * when no such webhook of the account, or its previous secret is another.
+   */
+  endWebhookSecretOverlap(input: Audited & { accountId: string; webhookId: string; previous: string }): Promise<boolean>;
+  /**
+   * Deletes a webhook; its pending deliveries stop (become dead). With `ifSecret`, only while its current secret
+   * still holds that stored value (compare-and-set: a webhook whose secret was rotated meanwhile stays). False
+   * when no such webhook, or its secret is another.
+   */
+  deleteWebhook(accountId: string, webhookId: string, audit?: AuditDraft, ifSecret?: string): Promise<boolean>;
   /** Makes a disabled webhook active again (failure history cleared); null when no such webhook of the account. */
   enableWebhook(accountId: string, webhookId: string, audit?: AuditDraft): Promise<WebhookRecord | null>;
 }

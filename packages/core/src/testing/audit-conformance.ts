@@ -77,6 +77,27 @@ export function auditConformance(name: string, target: ConformanceTarget): void 
         expect(await chain(s)).toEqual({ actions: ["key.create", "key.revoke"], ok: true, entries: 2 });
       }));
 
+    it("a compare-and-set that finds another value (a guarded delete, an overlap's end) records nothing; one that holds records one entry", () =>
+      withStore(async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        const gone = webhook(a.id, ["key.created"], { secret: "sealed-gone" });
+        const kept = webhook(a.id, ["key.created"], { secret: "sealed-one" });
+        for (const w of [gone, kept]) await s.createWebhook(w, 10);
+        await s.rotateWebhookSecret({ accountId: a.id, webhookId: kept.id, secret: "sealed-two", previousUntil: T0 + 1000 });
+        expect(await s.deleteWebhook(a.id, gone.id, draft("webhook.delete", a.id, { targetId: gone.id, actor: "cli" }), "stale")).toBe(false);
+        expect(await s.endWebhookSecretOverlap({ accountId: a.id, webhookId: kept.id, previous: "stale", audit: draft("webhook.end_secret_overlap", a.id, { targetId: kept.id, actor: "cli" }) })).toBe(false);
+        expect(await chain(s)).toEqual({ actions: [], ok: true, entries: 0 });
+        expect(await s.deleteWebhook(a.id, gone.id, draft("webhook.delete", a.id, { targetId: gone.id, actor: "cli" }), "sealed-gone")).toBe(true);
+        expect(await s.endWebhookSecretOverlap({ accountId: a.id, webhookId: kept.id, previous: "sealed-one", audit: draft("webhook.end_secret_overlap", a.id, { targetId: kept.id, actor: "cli" }) })).toBe(true);
+        const entries = await s.listAudit({ order: "asc", limit: 10 });
+        expect(entries.map((e) => [e.action, e.actor, e.accountId, e.targetId])).toEqual([
+          ["webhook.delete", "cli", a.id, gone.id],
+          ["webhook.end_secret_overlap", "cli", a.id, kept.id],
+        ]);
+        expect((await chain(s)).ok).toBe(true);
+      }));
+
     it("a sign-in's entry takes the redeemed link's account; a sign-out's the ended session's", () =>
       withStore(async (s) => {
         const a = account();

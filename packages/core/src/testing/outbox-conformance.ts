@@ -56,8 +56,8 @@ export function outboxConformance(name: string, target: ConformanceTarget): void
         // Both stored secrets are listed for re-sealing, and each is replaced only if it still holds what was read.
         const mine = (await s.listWebhookSecrets()).filter((x) => x.webhookId === w.id);
         expect(mine.sort((x, y) => (x.field < y.field ? -1 : 1))).toEqual([
-          { webhookId: w.id, field: "current", secret: "sealed-two" },
-          { webhookId: w.id, field: "previous", secret: "sealed-one" },
+          { webhookId: w.id, accountId: a.id, field: "current", secret: "sealed-two" },
+          { webhookId: w.id, accountId: a.id, field: "previous", secret: "sealed-one" },
         ]);
         expect(await s.replaceWebhookSecret({ webhookId: w.id, field: "previous", from: "stale", to: "resealed-one" })).toBe(false);
         expect(await s.replaceWebhookSecret({ webhookId: w.id, field: "previous", from: "sealed-one", to: "resealed-one" })).toBe(true);
@@ -65,6 +65,69 @@ export function outboxConformance(name: string, target: ConformanceTarget): void
         // A second rotation keeps only the secret it replaces.
         const again = await s.rotateWebhookSecret({ accountId: a.id, webhookId: w.id, secret: "sealed-three", previousUntil: T0 + 2000 });
         expect(again).toMatchObject({ secret: "sealed-three", previousSecret: "sealed-two", previousSecretUntil: T0 + 2000 });
+      });
+
+      it("listWebhookSecrets names each secret's account, so a webhook can be acted on from the list alone", async () => {
+        const a = account();
+        const b = account();
+        await s.createAccount(a);
+        await s.createAccount(b);
+        const wa = webhook(a.id, ["key.created"], { secret: "sealed-a" });
+        const wb = webhook(b.id, ["key.created"], { secret: "sealed-b" });
+        for (const w of [wa, wb]) await s.createWebhook(w, 10);
+        await s.rotateWebhookSecret({ accountId: b.id, webhookId: wb.id, secret: "sealed-b2", previousUntil: T0 + 1000 });
+        const rows = (await s.listWebhookSecrets()).filter((x) => x.webhookId === wa.id || x.webhookId === wb.id);
+        expect(rows.map((x) => [x.webhookId, x.accountId, x.field, x.secret]).sort()).toEqual(
+          [
+            [wa.id, a.id, "current", "sealed-a"],
+            [wb.id, b.id, "current", "sealed-b2"],
+            [wb.id, b.id, "previous", "sealed-b"],
+          ].sort(),
+        );
+      });
+
+      it("endWebhookSecretOverlap clears the previous secret and its expiry only while it holds the value read; claims then carry the current one alone", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["key.created"], { secret: "sealed-one" });
+        await s.createWebhook(w, 10);
+        // No overlap to end yet.
+        expect(await s.endWebhookSecretOverlap({ accountId: a.id, webhookId: w.id, previous: "sealed-one" })).toBe(false);
+        await s.rotateWebhookSecret({ accountId: a.id, webhookId: w.id, secret: "sealed-two", previousUntil: T0 + 1000 });
+        expect(await s.endWebhookSecretOverlap({ accountId: "acc_other", webhookId: w.id, previous: "sealed-one" })).toBe(false);
+        expect(await s.endWebhookSecretOverlap({ accountId: a.id, webhookId: "wh_missing", previous: "sealed-one" })).toBe(false);
+        expect(await s.endWebhookSecretOverlap({ accountId: a.id, webhookId: w.id, previous: "stale" })).toBe(false);
+        expect(await s.getWebhook(a.id, w.id)).toMatchObject({ secret: "sealed-two", previousSecret: "sealed-one", previousSecretUntil: T0 + 1000 });
+        expect(await s.endWebhookSecretOverlap({ accountId: a.id, webhookId: w.id, previous: "sealed-one" })).toBe(true);
+        expect(await s.getWebhook(a.id, w.id)).toMatchObject({ secret: "sealed-two", previousSecret: null, previousSecretUntil: null });
+        expect((await s.listWebhookSecrets()).filter((x) => x.webhookId === w.id).map((x) => x.field)).toEqual(["current"]);
+        // A second call finds nothing to end.
+        expect(await s.endWebhookSecretOverlap({ accountId: a.id, webhookId: w.id, previous: "sealed-one" })).toBe(false);
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        const got = (await drainEvents(s, T0 + 5)).filter((d) => d.webhookId === w.id);
+        expect(got).toHaveLength(1);
+        expect(got[0]).toMatchObject({ secret: "sealed-two", previousSecret: null, previousSecretUntil: null });
+      });
+
+      it("deleteWebhook with ifSecret: a secret rotated meanwhile keeps the webhook; the value read deletes it and its pending deliveries die", async () => {
+        const a = account();
+        await s.createAccount(a);
+        const w = webhook(a.id, ["key.created"], { secret: "sealed-lost" });
+        await s.createWebhook(w, 10);
+        const k = key(a.id);
+        await s.createKey({ key: k, hash: `h-${k.id}`, maxKeys: 5, eventId: id("evt") });
+        // Read "sealed-lost", then another instance rotates: the delete guarded by the old value changes nothing.
+        await s.rotateWebhookSecret({ accountId: a.id, webhookId: w.id, secret: "sealed-new", previousUntil: T0 + 1000 });
+        expect(await s.deleteWebhook(a.id, w.id, undefined, "sealed-lost")).toBe(false);
+        expect(await s.deleteWebhook("acc_other", w.id, undefined, "sealed-new")).toBe(false);
+        expect(await s.getWebhook(a.id, w.id)).toMatchObject({ secret: "sealed-new" });
+        expect((await s.listDeliveries(a.id, w.id, 10)).map((d) => d.status)).toEqual(["pending"]);
+        expect(await s.deleteWebhook(a.id, w.id, undefined, "sealed-new")).toBe(true);
+        expect(await s.getWebhook(a.id, w.id)).toBeNull();
+        expect((await s.listDeliveries(a.id, w.id, 10)).map((d) => [d.status, d.nextAttemptAt])).toEqual([["dead", null]]);
+        const claimed = await s.claimDeliveries({ now: T0 + 1e6, leaseMs: 1000, limit: 100, perWebhook: 100 });
+        expect(claimed.filter((c) => c.webhookId === w.id)).toHaveLength(0);
       });
 
       it("only subscribed webhooks of the event's account get a delivery", async () => {

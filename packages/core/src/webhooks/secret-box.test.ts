@@ -41,9 +41,9 @@ describe("secret box (webhook signing secrets at rest)", () => {
   it("check and reseal open rows under the current key id too: another key under the same id fails", async () => {
     const original = await createSecretBox(parseSecretKeys(K1), cryptoRandom);
     const rows = [
-      { webhookId: "wh_a", field: "current" as const, secret: await original.seal("wh_a", "whsec_a") },
-      { webhookId: "wh_b", field: "previous" as const, secret: await original.seal("wh_b", "whsec_b") },
-      { webhookId: "wh_c", field: "current" as const, secret: "whsec_plain" },
+      { webhookId: "wh_a", accountId: "acc_a", field: "current" as const, secret: await original.seal("wh_a", "whsec_a") },
+      { webhookId: "wh_b", accountId: "acc_b", field: "previous" as const, secret: await original.seal("wh_b", "whsec_b") },
+      { webhookId: "wh_c", accountId: "acc_a", field: "current" as const, secret: "whsec_plain" },
     ];
     const storage = { listWebhookSecrets: async () => rows, replaceWebhookSecret: async () => true };
     expect(await checkWebhookSecrets(storage, original)).toEqual({ sealed: 2, failed: [] });
@@ -51,8 +51,8 @@ describe("secret box (webhook signing secrets at rest)", () => {
     const impostor = await createSecretBox(parseSecretKeys(`k1:${btoa(String.fromCharCode(...new Uint8Array(32).fill(9)))}`), cryptoRandom);
     const check = await checkWebhookSecrets(storage, impostor);
     expect(check.failed).toEqual([
-      { webhookId: "wh_a", field: "current", keyId: "k1", reason: "mismatch" },
-      { webhookId: "wh_b", field: "previous", keyId: "k1", reason: "mismatch" },
+      { webhookId: "wh_a", accountId: "acc_a", field: "current", stored: rows[0]!.secret, keyId: "k1", reason: "mismatch" },
+      { webhookId: "wh_b", accountId: "acc_b", field: "previous", stored: rows[1]!.secret, keyId: "k1", reason: "mismatch" },
     ]);
     expect(describeUnopened(check.failed)).toBe("2 need key id k1 (a key with that id is configured, but it is a different key)");
     expect((await checkWebhookSecrets(storage, null)).failed.map((f) => f.reason)).toEqual(["missing", "missing"]);

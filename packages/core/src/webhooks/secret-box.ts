@@ -184,7 +184,10 @@ export async function previousSecretAt(box: SecretBox, webhookId: string, stored
 /** A stored secret that does not open: which webhook, which field, and the key id it names. */
 export interface UnopenedSecret {
   readonly webhookId: string;
+  readonly accountId: string;
   readonly field: "current" | "previous";
+  /** The stored value as read (sealed, so no secret): what a compare-and-set on the row expects. */
+  readonly stored: string;
   /** The key id the sealed value names (null when it is malformed). */
   readonly keyId: string | null;
   /** `missing`: no configured key has that id; `mismatch`: a key with that id is configured but does not open it. */
@@ -213,7 +216,14 @@ export async function checkWebhookSecrets(storage: Pick<WebhookStore, "listWebho
       if (box === null) throw new Error("no operator key");
       await box.open(row.webhookId, row.secret);
     } catch {
-      failed.push({ webhookId: row.webhookId, field: row.field, keyId, reason: box !== null && keyId !== null && box.keyIds.includes(keyId) ? "mismatch" : "missing" });
+      failed.push({
+        webhookId: row.webhookId,
+        accountId: row.accountId,
+        field: row.field,
+        stored: row.secret,
+        keyId,
+        reason: box !== null && keyId !== null && box.keyIds.includes(keyId) ? "mismatch" : "missing",
+      });
     }
   }
   return { sealed, failed };

@@ -794,9 +794,9 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       return r ? webhookFromRow(r) : null;
     },
     async listWebhookSecrets() {
-      return (await all(db, sql`SELECT id, secret, previous_secret FROM webhooks ORDER BY id`)).flatMap((r) => [
-        { webhookId: String(r.id), field: "current" as const, secret: String(r.secret) },
-        ...(r.previous_secret == null ? [] : [{ webhookId: String(r.id), field: "previous" as const, secret: String(r.previous_secret) }]),
+      return (await all(db, sql`SELECT id, account_id, secret, previous_secret FROM webhooks ORDER BY id`)).flatMap((r) => [
+        { webhookId: String(r.id), accountId: String(r.account_id), field: "current" as const, secret: String(r.secret) },
+        ...(r.previous_secret == null ? [] : [{ webhookId: String(r.id), accountId: String(r.account_id), field: "previous" as const, secret: String(r.previous_secret) }]),
       ]);
     },
     async replaceWebhookSecret({ webhookId, field, from, to }) {
@@ -812,9 +812,18 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
       ), (row) => row !== undefined);
       return r ? webhookFromRow(r) : null;
     },
-    async deleteWebhook(accountId, webhookId, draft) {
+    async endWebhookSecretOverlap({ accountId, webhookId, previous, audit }) {
+      const r = await audited(audit, (on) => one(
+        on,
+        sql`UPDATE webhooks SET previous_secret = NULL, previous_secret_until = NULL
+            WHERE id = ${webhookId} AND account_id = ${accountId} AND previous_secret = ${previous} RETURNING id`,
+      ), (row) => row !== undefined);
+      return r !== undefined;
+    },
+    async deleteWebhook(accountId, webhookId, draft, ifSecret) {
       return audited(draft, (on) => inTx(on, async (trx) => {
-        const gone = await one(trx, sql`DELETE FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId} RETURNING id`);
+        const guard = ifSecret === undefined ? sql`` : sql` AND secret = ${ifSecret}`;
+        const gone = await one(trx, sql`DELETE FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}${guard} RETURNING id`);
         if (!gone) return false;
         await sql`UPDATE deliveries SET status = 'dead', next_attempt_at = NULL WHERE webhook_id = ${webhookId} AND status = 'pending'`.execute(trx);
         return true;

@@ -500,8 +500,11 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     return "created";
   });
 
-  const deleteWebhookTx = immediate((accountId: string, webhookId: string): boolean => {
-    const gone = q("DELETE FROM webhooks WHERE id = ? AND account_id = ?").run(webhookId, accountId).changes > 0;
+  const deleteWebhookTx = immediate((accountId: string, webhookId: string, ifSecret: string | undefined): boolean => {
+    const gone =
+      ifSecret === undefined
+        ? q("DELETE FROM webhooks WHERE id = ? AND account_id = ?").run(webhookId, accountId).changes > 0
+        : q("DELETE FROM webhooks WHERE id = ? AND account_id = ? AND secret = ?").run(webhookId, accountId, ifSecret).changes > 0;
     if (gone) q("UPDATE deliveries SET status = 'dead', next_attempt_at = NULL WHERE webhook_id = ? AND status = 'pending'").run(webhookId);
     return gone;
   });
@@ -1006,9 +1009,9 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return r ? webhookFromRow(r) : null;
     },
     async listWebhookSecrets() {
-      return (q("SELECT id, secret, previous_secret FROM webhooks ORDER BY id").all() as Row[]).flatMap((r) => [
-        { webhookId: String(r.id), field: "current" as const, secret: String(r.secret) },
-        ...(r.previous_secret == null ? [] : [{ webhookId: String(r.id), field: "previous" as const, secret: String(r.previous_secret) }]),
+      return (q("SELECT id, account_id, secret, previous_secret FROM webhooks ORDER BY id").all() as Row[]).flatMap((r) => [
+        { webhookId: String(r.id), accountId: String(r.account_id), field: "current" as const, secret: String(r.secret) },
+        ...(r.previous_secret == null ? [] : [{ webhookId: String(r.id), accountId: String(r.account_id), field: "previous" as const, secret: String(r.previous_secret) }]),
       ]);
     },
     async replaceWebhookSecret({ webhookId, field, from, to }) {
@@ -1026,8 +1029,15 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       );
       return r ? webhookFromRow(r) : null;
     },
-    async deleteWebhook(accountId, webhookId, draft) {
-      return withAudit(draft, () => deleteWebhookTx(accountId, webhookId), (r) => r);
+    async endWebhookSecretOverlap({ accountId, webhookId, previous, audit }) {
+      return withAudit(
+        audit,
+        () => q("UPDATE webhooks SET previous_secret = NULL, previous_secret_until = NULL WHERE id = ? AND account_id = ? AND previous_secret = ?").run(webhookId, accountId, previous).changes > 0,
+        (r) => r,
+      );
+    },
+    async deleteWebhook(accountId, webhookId, draft, ifSecret) {
+      return withAudit(draft, () => deleteWebhookTx(accountId, webhookId, ifSecret), (r) => r);
     },
     async emitEvent(event, now) {
       emitEventTx(event, now);
