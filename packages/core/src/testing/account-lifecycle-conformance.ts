@@ -278,6 +278,37 @@ export function accountLifecycleConformance(name: string, target: ConformanceTar
         expect(claimed.filter((d) => d.accountId === other.a.id).map((d) => d.eventType)).toEqual(["key.rotated"]);
       }));
 
+    it("unfinishedErasures: deleteAccount records an erasure in its atomic step, the purge that finds nothing left forgets it, and a finished one is never listed again; pages in id order", () =>
+      withStore(async (s) => {
+        const big = await populate(s, account({ name: "Big" }));
+        const empty = account({ name: "Empty" });
+        const third = account({ name: "Third" });
+        const alive = await populate(s, account({ name: "Alive" }));
+        for (const a of [empty, third]) await s.createAccount(a);
+        expect(await s.unfinishedErasures({ limit: 10 })).toEqual([]);
+        for (const a of [big.a, empty, third]) expect((await s.deleteAccount({ accountId: a.id, now: T0 + 1000 }))?.erased).toBe(true);
+        // Deleting again records nothing more.
+        expect((await s.deleteAccount({ accountId: big.a.id, now: T0 + 2000 }))?.erased).toBe(false);
+        const ids = [big.a.id, empty.id, third.id].sort();
+        expect(await s.unfinishedErasures({ limit: 10 })).toEqual(ids);
+        expect(await s.unfinishedErasures({ limit: 2 })).toEqual(ids.slice(0, 2));
+        expect(await s.unfinishedErasures({ after: ids[1]!, limit: 2 })).toEqual(ids.slice(2));
+        expect(await s.unfinishedErasures({ after: ids[2]!, limit: 2 })).toEqual([]);
+
+        // Listed while a purge still deletes something (the memory store deleted it all at once); the call that finds
+        // nothing left forgets it.
+        for (let n = await s.purgeAccount({ accountId: big.a.id, limit: 3 }); n > 0; n = await s.purgeAccount({ accountId: big.a.id, limit: 3 })) {
+          expect(await s.unfinishedErasures({ limit: 10 })).toContain(big.a.id);
+        }
+        expect(await s.purgeAccount({ accountId: empty.id, limit: 3 })).toBe(0);
+        expect(await s.unfinishedErasures({ limit: 10 })).toEqual([third.id]);
+        // A living account's purge changes nothing; a finished erasure deleted again is not listed again.
+        expect(await s.purgeAccount({ accountId: alive.a.id, limit: 3 })).toBe(0);
+        expect((await s.deleteAccount({ accountId: empty.id, now: T0 + 3000 }))?.erased).toBe(false);
+        expect(await s.unfinishedErasures({ limit: 10 })).toEqual([third.id]);
+        expect(await held(s, big.a.id)).toMatchObject({ deliveries: 0, events: 0, snapshots: 0 });
+      }));
+
     it("racing erasures erase once; all report the same tombstone", () =>
       withStore(async (s) => {
         const a = account();

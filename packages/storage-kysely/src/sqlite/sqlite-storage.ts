@@ -817,6 +817,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
        WHERE account_id = @accountId AND status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > @now)`).run({ accountId, now, at });
     // Audit entries stay, without what identifies a person; the hash covers their digest, so the chain still verifies.
     q("UPDATE audit_log SET client_address = NULL, personal = NULL, salt = NULL, erased_at = ? WHERE account_id = ? AND erased_at IS NULL").run(at, accountId);
+    // Unfinished until a purge finds nothing left: should this process die before, the pruning worker finds it.
+    q("INSERT INTO unfinished_erasures (account_id) VALUES (?) ON CONFLICT (account_id) DO NOTHING").run(accountId);
     return { account: accountFromRow(tombstone), erased: true };
   });
 
@@ -834,7 +836,11 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     if (events > 0) return events;
     const snapshots = q("DELETE FROM merchant_snapshots WHERE id IN (SELECT id FROM merchant_snapshots WHERE account_id = ? LIMIT ?)").run(accountId, limit).changes;
     if (snapshots > 0) return snapshots;
-    return keyUsage.purge(accountId, limit);
+    const usage = keyUsage.purge(accountId, limit);
+    if (usage > 0) return usage;
+    // Nothing left, and nothing can be made for a deleted account: the erasure is finished.
+    q("DELETE FROM unfinished_erasures WHERE account_id = ?").run(accountId);
+    return 0;
   });
 
   const pruneTx = sqlitePrune(q, immediate);
@@ -1120,6 +1126,10 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     },
     async purgeAccount({ accountId, limit }) {
       return purgeAccountTx(accountId, Math.max(1, Math.floor(limit)));
+    },
+    async unfinishedErasures({ after, limit }) {
+      const rows = q("SELECT account_id FROM unfinished_erasures WHERE account_id > ? ORDER BY account_id LIMIT ?").all(after ?? "", Math.max(0, Math.floor(limit))) as Row[];
+      return rows.map((r) => String(r.account_id));
     },
     async accountSessions(accountId) {
       const rows = q(`SELECT 'session' AS kind, created_at, expires_at FROM sessions WHERE account_id = ?
