@@ -96,7 +96,7 @@ export type { FaultLog, FaultLogOptions } from "./log/fault-log.ts";
 export { faultCause, faultLog, faultMessage } from "./log/fault-log.ts";
 export type { Collector, CounterChild, Family, GaugeChild, HistogramChild, MetricsRegistry } from "./metrics/metrics-registry.ts";
 export { createMetricsRegistry, PROMETHEUS_CONTENT_TYPE } from "./metrics/metrics-registry.ts";
-export type { ChargeOutcomeLabel, DeliveryOutcome, PruneRunOutcome, RefusalReason, RouteMetrics, ServiceMetrics, UnavailableCause } from "./metrics/service-metrics.ts";
+export type { ChargeOutcomeLabel, DeliveryOutcome, PrunedRows, PruneRunOutcome, RefusalReason, RouteMetrics, ServiceMetrics, UnavailableCause } from "./metrics/service-metrics.ts";
 export { DELIVERY_BUCKETS, DURATION_BUCKETS, serviceMetrics } from "./metrics/service-metrics.ts";
 
 export type { AddressClass, ParsedAddress } from "./net/ip-address.ts";
@@ -152,7 +152,7 @@ export { BILLING_LEASE_MARGIN_MS, createBillingWorker, paymentRequestOf } from "
 export { pendingInvoice } from "./billing/pending-invoice.ts";
 
 export { PRUNE_ORDER, retentionCutoffs } from "./retention/retention-cutoffs.ts";
-export type { PruneReport, PruneWorker, PruneWorkerOptions } from "./retention/prune-worker.ts";
+export type { PruneReport, PruneWorker, PruneWorkerOptions, PruneWorkerStore } from "./retention/prune-worker.ts";
 export { createPruneWorker } from "./retention/prune-worker.ts";
 export { quotaAdmission } from "./billing/quota-admission.ts";
 export type { UsageOutcome } from "./analytics/usage-outcome.ts";

@@ -3,12 +3,13 @@
  * store (two connections to one SQLite file or one PostgreSQL database; two apps over one memory store): an
  * erasure through one instance stops the account's keys on the other at its very next request, although it
  * remembers them; its sessions and links stop; its charges and deliveries never go out; another account keeps
- * everything.
+ * everything; one whose purge the database cut short is finished by the other instance's pruning worker.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Clock, PaymentProcessor, PaymentRequest, Storage, WebhookRequest } from "@benchdata/core";
-import { createBillingWorker, createDeliveryWorker, cryptoRandom, defineConfig, quotaWarningEvent, simulatedProcessor, systemClock } from "@benchdata/core";
+import type { Clock, PaymentProcessor, PaymentRequest, PruneWorkerStore, Storage, WebhookRequest } from "@benchdata/core";
+import { createBillingWorker, createDeliveryWorker, createMetricsRegistry, createPruneWorker, cryptoRandom, defineConfig, quotaWarningEvent, simulatedProcessor, systemClock } from "@benchdata/core";
 import { createApp } from "@benchdata/core/http";
+import { StorageUnavailableError } from "./database-unavailable.ts";
 import type { JsonReply } from "./test-support/json-call.ts";
 import { jsonCall } from "./test-support/json-call.ts";
 import { twoHandleStores } from "./test-support/two-handle-stores.ts";
@@ -213,6 +214,59 @@ for (const [name, open] of Object.entries(stores)) {
       expect(leftWhenAnswered).toEqual([0, 0]);
       // (The memory store deletes the history in the erasure's own step: nothing is left to purge.)
       expect(answers[0]!.body.erasure.purged + answers[1]!.body.erasure.purged).toBe(name === "memory" ? 0 : 2600);
+    });
+
+    it("an erasure whose purge the database failed answers 503; the pruning worker on the other instance finishes it, /metrics counts it, and never visits it again", async () => {
+      const acc = await newAccount("Interrupted Co");
+      const t = Date.now();
+      for (let i = 0; i < 1500; i++) {
+        await handles[0].emitEvent(quotaWarningEvent(`evt_cut${String(i).padStart(23, "0")}`, acc.id, t + i, { used: i, allowance: 10, threshold: 8, periodStart: t, periodEnd: t + 1 }), t + i);
+      }
+      const history = (await handles[1].accountEvents(acc.id, { limit: 10_000 })).length;
+      expect(history).toBeGreaterThanOrEqual(1500);
+      // The erasure's atomic step commits; the database fails at its first purge step.
+      const failing = new Proxy(handles[0], {
+        get(target, prop) {
+          if (prop === "purgeAccount") return async () => Promise.reject(new StorageUnavailableError(Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" })));
+          const value = Reflect.get(target, prop) as unknown;
+          return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const cut = await admin(createApp({ config, adminToken: ADMIN, storage: failing }), "DELETE", `/accounts/${acc.id}`);
+      expect(cut.status, JSON.stringify(cut.body)).toBe(503);
+      expect((await admin(a, "GET", `/accounts/${acc.id}`)).status).toBe(404);
+      // The memory store deletes the history in the erasure's own step; the SQL stores have all of it left.
+      expect((await handles[1].accountEvents(acc.id, { limit: 10_000 })).length).toBe(name === "memory" ? 0 : history);
+      expect(await handles[1].unfinishedErasures({ limit: 100 })).toEqual([acc.id]);
+
+      // Nobody deletes the account again: the other instance's pruning worker finishes the erasure.
+      const token = "metrics-token-for-erasure-tests-0123456";
+      const registry = createMetricsRegistry();
+      const pruningApp = createApp({ config: defineConfig({ ...config, metrics: { token } }), adminToken: ADMIN, storage: handles[1], metrics: registry });
+      const purgedBy: string[] = [];
+      const storage: PruneWorkerStore = {
+        prune: (input) => handles[1].prune(input),
+        unfinishedErasures: (input) => handles[1].unfinishedErasures(input),
+        purgeAccount: (input) => {
+          purgedBy.push(input.accountId);
+          return handles[1].purgeAccount(input);
+        },
+      };
+      const worker = createPruneWorker({ storage, clock: systemClock, config, metrics: registry, pauseMs: 0 });
+      const report = await worker.tick();
+      expect(report).toMatchObject({ failed: false, erasures: { finished: 1, purged: name === "memory" ? 0 : history } });
+      for (const h of handles) expect(await h.accountEvents(acc.id, { limit: 10 })).toEqual([]);
+      expect(await handles[0].unfinishedErasures({ limit: 100 })).toEqual([]);
+      const scrape = await (await pruningApp.fetch(new Request(`${SANDBOX}/metrics`, { headers: { authorization: `Bearer ${token}` } }))).text();
+      expect(scrape).toContain(`benchdata_retention_pruned_rows_total{table="erased_history"} ${report.erasures.purged}\n`);
+      expect(scrape).toContain("benchdata_retention_erasures_finished_total 1\n");
+
+      purgedBy.length = 0;
+      expect((await worker.tick()).erasures).toEqual({ finished: 0, purged: 0 });
+      expect(purgedBy).toEqual([]);
+      // Deleting it now answers as for any finished erasure.
+      const again = await admin(b, "DELETE", `/accounts/${acc.id}`);
+      expect(again.body.erasure).toEqual({ status: "erased", erased_now: false, purged: 0 });
     });
 
     it("a charge not yet made when the account is erased is never made; its invoice stays, failed as account_deleted", async () => {

@@ -4,7 +4,8 @@
  * account, a console session, a live key, a day's usage and a webhook through SQL valid at that version (the
  * initial schema's columns, which every later version keeps), then opened and migrated by today's code. Through
  * the HTTP API it must still work: the key authenticates, the usage counts the old day, and the webhook's secret
- * signs its test event. The upgraded schema must equal a fresh database's, functions included.
+ * signs its test event. From the version that made tombstones on, an erased account whose events were never purged
+ * is finished by the pruning worker. The upgraded schema must equal a fresh database's, functions included.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Storage } from "@benchdata/core";
 import {
+  createPruneWorker,
   cryptoRandom,
   defineConfig,
   generateApiKey,
@@ -55,16 +57,44 @@ function seedRecords() {
     webhookId: newId("wh", clock, cryptoRandom),
     secret: generateSigningSecret(cryptoRandom),
     createdAt: T0 - 86_400_000,
+    erasedId: newId("acc", clock, cryptoRandom),
   };
 }
 type Seed = ReturnType<typeof seedRecords>;
 
-/** The seed's rows in the initial schema's columns; `?` placeholders for SQLite, `$n` for PostgreSQL. */
-function seedStatements(s: Seed, dialect: "sqlite" | "postgres"): [string, unknown[]][] {
+/** Events an erased account of the old server still had: its erasure was interrupted before its purge. */
+const LEFT_EVENTS = 3;
+
+/** A dialect's version that made `slug`. */
+const versionOf = (list: readonly { id: string; version: number }[], slug: string): number => list.find((m) => m.id.endsWith(`-${slug}`))!.version;
+/** The first version of each dialect with tombstones (status 'deleted', deleted_at), and with unfinished_erasures. */
+const TOMBSTONES = { sqlite: versionOf(SQLITE_MIGRATIONS, "account-tombstones"), postgres: versionOf(POSTGRES_MIGRATIONS, "account-tombstones") };
+const UNFINISHED = { sqlite: versionOf(SQLITE_MIGRATIONS, "unfinished-erasures"), postgres: versionOf(POSTGRES_MIGRATIONS, "unfinished-erasures") };
+
+/**
+ * The seed's rows in the initial schema's columns; from the version with tombstones on, an erased account with
+ * events left, as that version's erasure left it when interrupted. `?` placeholders for SQLite, `$n` for PostgreSQL.
+ */
+function seedStatements(s: Seed, dialect: "sqlite" | "postgres", version: number): [string, unknown[]][] {
   const pgMode = dialect === "postgres";
   const p = (n: number): string => (pgMode ? `$${n}` : "?");
   const list = (values: string[]): unknown => (pgMode ? values : JSON.stringify(values));
+  const erased: [string, unknown[]][] =
+    version < TOMBSTONES[dialect]
+      ? []
+      : [
+          [
+            `INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, billing, status, deleted_at) VALUES (${p(1)}, '', 'growth', ${p(2)}, '{}', ${pgMode ? "'{}'" : "'[]'"}, '{}', 'deleted', ${p(3)})`,
+            [s.erasedId, s.createdAt, s.createdAt + 1000],
+          ],
+          ...Array.from({ length: LEFT_EVENTS }, (_, i): [string, unknown[]] => [
+            `INSERT INTO events (id, type, account_id, created_at, body) VALUES (${p(1)}, 'quota.warning', ${p(2)}, ${p(3)}, '{}')`,
+            [`evt_left${i}_${s.erasedId}`, s.erasedId, s.createdAt + i],
+          ]),
+          ...(version < UNFINISHED[dialect] ? [] : [[`INSERT INTO unfinished_erasures (account_id) VALUES (${p(1)})`, [s.erasedId]] as [string, unknown[]]]),
+        ];
   return [
+    ...erased,
     [
       `INSERT INTO accounts (id, name, tier, created_at, limits, allowed_cidrs, billing) VALUES (${p(1)}, 'Upgraded Ltd', 'growth', ${p(2)}, '{}', ${pgMode ? "'{}'" : "'[]'"}, '{}')`,
       [s.accountId, s.createdAt],
@@ -122,6 +152,16 @@ async function checkThroughApi(storage: Storage, s: Seed): Promise<void> {
   expect(verifySignature(generateSigningSecret(cryptoRandom), sent[0]!.body, sent[0]!.headers["X-Service-Signature"])).toBe(false);
 }
 
+/** The pruning worker's first run after the upgrade finishes the old erasure (when there was one), and the next has nothing to do. */
+async function checkErasureFinished(storage: Storage, s: Seed, tombstone: boolean): Promise<void> {
+  expect(await storage.unfinishedErasures({ limit: 10 })).toEqual(tombstone ? [s.erasedId] : []);
+  const worker = createPruneWorker({ storage, clock: manualClock(T0 + 60_000), config: defineConfig(), pauseMs: 0 });
+  expect((await worker.tick()).erasures).toEqual(tombstone ? { finished: 1, purged: LEFT_EVENTS } : { finished: 0, purged: 0 });
+  expect(await storage.accountEvents(s.erasedId, { limit: 10 })).toEqual([]);
+  expect(await storage.unfinishedErasures({ limit: 10 })).toEqual([]);
+  expect((await worker.tick()).erasures).toEqual({ finished: 0, purged: 0 });
+}
+
 describe("upgrades from every earlier SQLite schema version", () => {
   const dir = mkdtempSync(join(tmpdir(), "benchdata-upgrade-"));
   let fresh: SchemaSnapshot;
@@ -144,13 +184,14 @@ describe("upgrades from every earlier SQLite schema version", () => {
       db.exec(m.sql);
       db.prepare("INSERT INTO benchdata_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, seed.createdAt);
     }
-    for (const [text, params] of seedStatements(seed, "sqlite")) db.prepare(text).run(...params);
+    for (const [text, params] of seedStatements(seed, "sqlite", version)) db.prepare(text).run(...params);
     db.close();
 
     const storage = await openStorage(`sqlite:${file}`, { clock: "app" });
     try {
       await storage.migrate();
       await checkThroughApi(storage, seed);
+      await checkErasureFinished(storage, seed, version >= TOMBSTONES.sqlite);
     } finally {
       await storage.close();
     }
@@ -187,12 +228,13 @@ describe.skipIf(!pgOn)("upgrades from every earlier PostgreSQL schema version", 
         await c.query(m.sql);
         await c.query("INSERT INTO benchdata_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
       }
-      for (const [text, params] of seedStatements(seed, "postgres")) await c.query(text, params);
+      for (const [text, params] of seedStatements(seed, "postgres", version)) await c.query(text, params);
 
       const storage = await openStorage(t.url, { clock: "app" });
       try {
         await storage.migrate();
         await checkThroughApi(storage, seed);
+        await checkErasureFinished(storage, seed, version >= TOMBSTONES.postgres);
       } finally {
         await storage.close();
       }

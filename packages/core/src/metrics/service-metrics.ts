@@ -22,8 +22,10 @@ export type ChargeOutcomeLabel = "paid" | "failed" | "unknown" | "lease_lost";
 /** How a run of the pruning worker ended. */
 export type PruneRunOutcome = "succeeded" | "failed";
 
-/** The tables the pruning worker deletes from, as `benchdata_retention_pruned_rows_total` labels them. */
-const PRUNED_TABLES: readonly PrunedTable[] = ["deliveries", "delivery_attempts", "events", "sessions", "sign_in_links", "day_counters", "usage_days", "key_usage_hours", "key_usage_days"];
+/** What `benchdata_retention_pruned_rows_total` counts, by its `table` label: each pruned table, and the history records of erased accounts. */
+export type PrunedRows = PrunedTable | "erased_history";
+
+const PRUNED_ROWS: readonly PrunedRows[] = ["deliveries", "delivery_attempts", "events", "sessions", "sign_in_links", "day_counters", "usage_days", "key_usage_hours", "key_usage_days", "erased_history"];
 
 /** The status classes `requests_total` is labelled with, indexed by `status / 100`. */
 const STATUS_CLASSES = ["1xx", "1xx", "2xx", "3xx", "4xx", "5xx"] as const;
@@ -54,8 +56,10 @@ export interface ServiceMetrics {
   /** 1 while storage's gauges were read at the last scrape, 0 when that failed. */
   readonly storageUp: GaugeChild;
   readonly draining: GaugeChild;
-  /** Rows the pruning worker deleted, by table. */
-  readonly pruned: Readonly<Record<PrunedTable, CounterChild>>;
+  /** Rows the pruning worker deleted, by table (`erased_history`: records of erased accounts it purged). */
+  readonly pruned: Readonly<Record<PrunedRows, CounterChild>>;
+  /** Unfinished erasures the pruning worker purged to the end. */
+  readonly erasuresFinished: CounterChild;
   /** Pruning runs, by outcome. */
   readonly pruneRuns: Readonly<Record<PruneRunOutcome, CounterChild>>;
   /** When the last pruning run that succeeded ended (Unix seconds). */
@@ -90,7 +94,8 @@ export function serviceMetrics(registry: MetricsRegistry): ServiceMetrics {
   const poolWaiting = registry.gauge("benchdata_storage_pool_waiting", "Callers waiting for a storage pool connection, read at scrape (PostgreSQL).");
   const storageUp = registry.gauge("benchdata_storage_up", "1 when storage answered the scrape's gauge query, else 0.");
   const draining = registry.gauge("benchdata_draining", "1 once the server is draining (shutting down).");
-  const pruned = registry.counter("benchdata_retention_pruned_rows_total", "Rows the pruning worker deleted, by table.", ["table"]);
+  const pruned = registry.counter("benchdata_retention_pruned_rows_total", "Rows the pruning worker deleted, by table (erased_history: records of erased accounts it purged).", ["table"]);
+  const erasuresFinished = registry.counter("benchdata_retention_erasures_finished_total", "Unfinished account erasures the pruning worker purged to the end.");
   const pruneRuns = registry.counter("benchdata_retention_runs_total", "Pruning runs, by outcome (failed: storage failed; the next run continues).", ["outcome"]);
   const pruneLastSuccess = registry.gauge("benchdata_retention_last_success_timestamp_seconds", "When the last pruning run that succeeded ended (Unix time).");
   const pruneDuration = registry.gauge("benchdata_retention_last_run_duration_seconds", "How long the last pruning run took.");
@@ -132,7 +137,8 @@ export function serviceMetrics(registry: MetricsRegistry): ServiceMetrics {
     },
     storageUp: storageUp.labels(),
     draining: draining.labels(),
-    pruned: children(pruned, PRUNED_TABLES),
+    pruned: children(pruned, PRUNED_ROWS),
+    erasuresFinished: erasuresFinished.labels(),
     pruneRuns: children(pruneRuns, ["succeeded", "failed"]),
     pruneLastSuccess: pruneLastSuccess.labels(),
     pruneDuration: pruneDuration.labels(),

@@ -6,6 +6,8 @@ import { createMetricsRegistry } from "../metrics/metrics-registry.ts";
 import { createMemoryStorage } from "../storage/memory-storage.ts";
 import type { PruneInput, Storage } from "../storage/types.ts";
 import { createPruneWorker } from "./prune-worker.ts";
+import { PURGE_BATCH } from "./purge-batch.ts";
+import { PRUNE_ORDER } from "./retention-cutoffs.ts";
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 27, 12);
@@ -66,6 +68,55 @@ describe("pruning worker", () => {
     expect(pruned).toHaveLength(2);
     expect(pruned[0]).toMatchObject({ level: "info", fields: { sessions: 7, deliveries: 0, delivery_attempts: 0, events: 0, sign_in_links: 0, day_counters: 0, usage_days: 0, key_usage_hours: 0, key_usage_days: 0, batches: 10 } });
     expect(typeof pruned[0]!.fields.duration_ms).toBe("number");
+  });
+
+  it("unfinished erasures come first, read a page at a time and each purged in batches of PURGE_BATCH to the end; /metrics and the log count them; a finished one is not visited again", async () => {
+    const inner = createMemoryStorage();
+    const ids = ["acc_e1", "acc_e2", "acc_e3"];
+    for (const id of [...ids, "acc_live"]) await inner.createAccount({ id, name: id, tier: "growth", createdAt: T0 - DAY, limits: {}, allowedCidrs: [], billing: {} });
+    for (const id of ids) await inner.deleteAccount({ accountId: id, now: T0 - 1000 });
+    // The memory store purges at once; here acc_e2 still has 2,500 records left, as a SQL store's interrupted erasure would.
+    let left = 2500;
+    const calls: string[] = [];
+    const storage: Storage = {
+      ...inner,
+      purgeAccount: async (input) => {
+        calls.push(`purge:${input.accountId}:${input.limit}`);
+        if (input.accountId === "acc_e2" && left > 0) {
+          const n = Math.min(left, input.limit);
+          left -= n;
+          return n;
+        }
+        return inner.purgeAccount(input);
+      },
+      prune: (input) => {
+        calls.push(`prune:${input.target}`);
+        return inner.prune(input);
+      },
+    };
+    const metrics = createMetricsRegistry();
+    const { logger, lines } = recorder();
+    const worker = createPruneWorker({ storage, clock: manualClock(T0), config: defineConfig(), logger, metrics, batchSize: 2, pauseMs: 0 });
+    const report = await worker.tick();
+    expect(report).toMatchObject({ failed: false, erasures: { finished: 3, purged: 2500 } });
+    // Pages of two ids; acc_e2 in batches of PURGE_BATCH until a call finds nothing; then the retention targets.
+    expect(calls.slice(0, 6)).toEqual(["purge:acc_e1:1000", "purge:acc_e2:1000", "purge:acc_e2:1000", "purge:acc_e2:1000", "purge:acc_e2:1000", "purge:acc_e3:1000"]);
+    expect(calls.slice(6)).toEqual(PRUNE_ORDER.map((t) => `prune:${t}`));
+    expect(PURGE_BATCH).toBe(1000);
+    expect(report.batches).toBe(calls.length);
+    expect(await inner.unfinishedErasures({ limit: 10 })).toEqual([]);
+    expect(metrics.value("benchdata_retention_pruned_rows_total", { table: "erased_history" })).toBe(2500);
+    expect(metrics.value("benchdata_retention_erasures_finished_total")).toBe(3);
+    expect(await metrics.render()).toContain('benchdata_retention_pruned_rows_total{table="erased_history"} 2500');
+    expect(lines.filter((l) => l.msg.startsWith("retention: an erasure"))).toEqual([
+      { level: "info", msg: "retention: an erasure had left history behind; purged it", fields: { account_id: "acc_e2", purged: 2500 } },
+    ]);
+    expect(lines.find((l) => l.msg === "retention: pruned")?.fields).toMatchObject({ erased_history: 2500, erasures_finished: 3 });
+
+    calls.length = 0;
+    expect((await worker.tick()).erasures).toEqual({ finished: 0, purged: 0 });
+    expect(calls.filter((c) => c.startsWith("purge:"))).toEqual([]);
+    expect(metrics.value("benchdata_retention_erasures_finished_total")).toBe(3);
   });
 
   it("a storage failure ends the run: counted as failed with its cause, logged as a warning, and the next run starts over", async () => {

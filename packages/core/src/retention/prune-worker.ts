@@ -1,9 +1,10 @@
 /**
- * The pruning worker: deletes, in bounded batches, what the retention settings no longer keep (finished
- * deliveries and their attempts, events nothing refers to, expired sessions and sign-in links, past day
- * counters, old usage history). Each batch is one short transaction of `Storage.prune`, and the worker pauses
- * between batches, so other writers (SQLite's one write lock, PostgreSQL's row locks) are never kept waiting
- * for long. Any number of instances may run it against one storage: a row is deleted once, whoever gets to it.
+ * The pruning worker: finishes the account erasures left unfinished (an erasure whose purge was interrupted), then
+ * deletes, in bounded batches, what the retention settings no longer keep (finished deliveries and their attempts,
+ * events nothing refers to, expired sessions and sign-in links, past day counters, old usage history). Each batch
+ * is one short transaction of `Storage.purgeAccount` or `Storage.prune`, and the worker pauses between batches, so
+ * other writers (SQLite's one write lock, PostgreSQL's row locks) are never kept waiting for long. Any number of
+ * instances may run it against one storage: a row is deleted once, whoever gets to it.
  */
 import type { Clock } from "../clock/clock.ts";
 import type { ServiceConfig } from "../config/config.ts";
@@ -12,20 +13,24 @@ import { silentLogger } from "../log/logger.ts";
 import { faultCause, faultMessage } from "../log/fault-log.ts";
 import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
 import { serviceMetrics } from "../metrics/service-metrics.ts";
-import type { PruneCursor, PrunedTable, PruneTarget, RetentionStore } from "../storage/types.ts";
+import type { AccountLifecycleStore, PruneCursor, PrunedTable, PruneTarget, RetentionStore } from "../storage/types.ts";
+import { PURGE_BATCH } from "./purge-batch.ts";
 import { PRUNE_ORDER, retentionCutoffs } from "./retention-cutoffs.ts";
+
+/** What the pruning worker asks of storage: retention's batches, and the unfinished erasures with their purge. */
+export type PruneWorkerStore = RetentionStore & Pick<AccountLifecycleStore, "unfinishedErasures" | "purgeAccount">;
 
 /** The capabilities and settings of a pruning worker. */
 export interface PruneWorkerOptions {
-  /** Retention only: the worker prunes in batches, nothing else. */
-  readonly storage: RetentionStore;
+  /** Retention and unfinished erasures only: the worker deletes in batches, nothing else. */
+  readonly storage: PruneWorkerStore;
   readonly clock: Clock;
   /** Its `retention` settings say what is kept. */
   readonly config: ServiceConfig;
   readonly logger?: Logger;
   /** Where to count pruned rows, runs, and the last run's time and duration (e.g. `app.metrics`). */
   readonly metrics?: MetricsRegistry;
-  /** Rows one batch may examine (default 500). */
+  /** Rows one batch of pruning may examine, and unfinished erasures read at a time (default 500). */
   readonly batchSize?: number;
   /** The pause between two batches, in which other writers take the lock (default 20 ms). */
   readonly pauseMs?: number;
@@ -41,7 +46,9 @@ export interface PruneWorkerOptions {
 export interface PruneReport {
   /** Rows deleted, by table. */
   readonly deleted: Readonly<Record<PrunedTable, number>>;
-  /** Calls of `Storage.prune` made. */
+  /** Unfinished erasures the run purged to the end, and the history records it deleted for them. */
+  readonly erasures: { readonly finished: number; readonly purged: number };
+  /** Calls of `Storage.purgeAccount` and `Storage.prune` made. */
   readonly batches: number;
   readonly durationMs: number;
   /** Storage failed (the run stopped there; the next run starts over). */
@@ -99,15 +106,45 @@ export function createPruneWorker(options: PruneWorkerOptions): PruneWorker {
     const began = elapsed();
     const cutoffs = retentionCutoffs(clock.now(), config.retention);
     const deleted = noneDeleted();
+    const erasures = { finished: 0, purged: 0 };
     let batches = 0;
-    let target: PruneTarget | null = null;
+    let target: PruneTarget | "erasures" | null = null;
+    /** Between two batches the lock is free: admissions and other writers go first. */
+    const pause = async (): Promise<void> => {
+      if (batches > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    };
     try {
+      // Erasures first: what an erased account left behind is owed to a person. Each is read from the stored list of
+      // unfinished ones (never a scan of tombstones) and purged to the end, a batch at a time.
+      target = "erasures";
+      let page: string[] = [];
+      do {
+        if (stopping) return finish(false, true);
+        const after = page.at(-1);
+        page = await storage.unfinishedErasures(after === undefined ? { limit: batchSize } : { after, limit: batchSize });
+        for (const accountId of page) {
+          let purged = 0;
+          for (;;) {
+            if (stopping) return finish(false, true);
+            await pause();
+            const n = await storage.purgeAccount({ accountId, limit: PURGE_BATCH });
+            batches++;
+            if (n === 0) break;
+            purged += n;
+            erasures.purged += n;
+            metrics?.pruned.erased_history.inc(n);
+          }
+          erasures.finished++;
+          metrics?.erasuresFinished.inc();
+          if (purged > 0) logger.info("retention: an erasure had left history behind; purged it", { account_id: accountId, purged });
+        }
+      } while (page.length === batchSize);
+
       for (target of PRUNE_ORDER) {
         let after: PruneCursor | null = null;
         do {
           if (stopping) return finish(false, true);
-          // Between two batches the lock is free: admissions and other writers go first.
-          if (batches > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+          await pause();
           const r = await storage.prune({ target, before: cutoffs[target], limit: batchSize, after });
           batches++;
           for (const [table, n] of Object.entries(r.deleted) as [PrunedTable, number][]) {
@@ -121,7 +158,7 @@ export function createPruneWorker(options: PruneWorkerOptions): PruneWorker {
     } catch (e) {
       const cause = faultCause(e);
       metrics?.storageError(cause);
-      logger.warn("retention: pruning failed; the next run starts over", { target, cause, error: faultMessage(e), ...deleted });
+      logger.warn("retention: pruning failed; the next run starts over", { target, cause, error: faultMessage(e), ...deleted, erased_history: erasures.purged, erasures_finished: erasures.finished });
       return finish(true, false);
     }
 
@@ -132,8 +169,11 @@ export function createPruneWorker(options: PruneWorkerOptions): PruneWorker {
         metrics.pruneRuns[failed ? "failed" : "succeeded"].inc();
         if (!failed && !stopped) metrics.pruneLastSuccess.set(clock.now() / 1000);
       }
-      if (!failed) logger.info(stopped ? "retention: pruning stopped early" : "retention: pruned", { ...deleted, batches, duration_ms: Math.round(durationMs) });
-      return { deleted, batches, durationMs, failed, stopped };
+      if (!failed) {
+        const fields = { ...deleted, erased_history: erasures.purged, erasures_finished: erasures.finished, batches, duration_ms: Math.round(durationMs) };
+        logger.info(stopped ? "retention: pruning stopped early" : "retention: pruned", fields);
+      }
+      return { deleted, erasures, batches, durationMs, failed, stopped };
     }
   }
 

@@ -175,6 +175,8 @@ export function createMemoryStorage(): Storage {
   const snapshots = new Map<string, SnapshotRecord>();
   /** account|environment|merchant|period → the id of that slot's snapshot. */
   const snapshotSlots = new Map<string, string>();
+  /** Erased accounts no `purgeAccount` has yet found empty (`unfinishedErasures`). */
+  const unfinishedErasures = new Set<string>();
   let deliverySeq = 0;
 
   /** Where a pending delivery due at `at`, created `seq`-th, sits (or would sit) in `queue`. */
@@ -975,6 +977,7 @@ export function createMemoryStorage(): Storage {
       }
       audit(draft);
       keyUsage.erase(accountId);
+      unfinishedErasures.add(accountId);
       return { account: tombstone, erased: true };
     },
     async appendAudit(draft) {
@@ -998,9 +1001,16 @@ export function createMemoryStorage(): Storage {
     async auditHead() {
       return auditTip;
     },
-    async purgeAccount() {
-      // deleteAccount already removed everything, in its one synchronous step.
+    async purgeAccount({ accountId }) {
+      // deleteAccount already removed everything, in its one synchronous step: the first call finds nothing left.
+      if (accounts.get(accountId)?.status === "deleted") unfinishedErasures.delete(accountId);
       return 0;
+    },
+    async unfinishedErasures({ after, limit }) {
+      return [...unfinishedErasures]
+        .filter((id) => after === undefined || id > after)
+        .sort()
+        .slice(0, Math.max(0, limit));
     },
     async accountSessions(accountId) {
       const held: HeldSession[] = [];

@@ -841,15 +841,25 @@ export interface AccountLifecycleStore {
    * removes them. `erased` is false (and nothing changes) when it was already deleted, also when two calls race.
    * Null when no such account. In the same transaction every audit entry of the account loses its identifying fields
    * (client address, personal fields and salt become null, `erasedAt` is set; the rest stays and the chain still
-   * verifies), and then `audit`, when given, is appended.
+   * verifies), and then `audit`, when given, is appended. The erasure is recorded as unfinished in the same atomic
+   * step (see `unfinishedErasures`), so one interrupted before its purge ends is found again.
    */
   deleteAccount(input: Audited & { accountId: string; now: number }): Promise<{ account: AccountRecord; erased: boolean } | null>;
   /**
    * Deletes up to about `limit` of a deleted account's remaining records (deliveries with their attempts, events,
-   * merchant snapshots), in one short atomic step; how many it deleted, 0 once nothing is left. Nothing for an
-   * account that is not deleted. Calling it until 0 finishes an erasure, also one interrupted earlier.
+   * merchant snapshots, usage analytics), in one short atomic step; how many it deleted, 0 once nothing is left.
+   * Nothing for an account that is not deleted. Calling it until 0 finishes an erasure, also one interrupted
+   * earlier. The call that finds nothing left also forgets the erasure as unfinished, in its own atomic step; a
+   * store whose files may still hold what it deleted (SQLite's WAL) MAY keep it listed until they do not, so a
+   * later call finishes that too.
    */
   purgeAccount(input: { accountId: string; limit: number }): Promise<number>;
+  /**
+   * Ids of erased accounts whose purge is not finished (`deleteAccount` records each, `purgeAccount` forgets it), in
+   * ascending id order after `after`, at most `limit`. MUST read them by an index range of this state alone, never
+   * by a scan of the tombstones, which are kept for good.
+   */
+  unfinishedErasures(input: { after?: string; limit: number }): Promise<string[]>;
   /** The account's console sessions and unused sign-in links as held (expired ones included), oldest first. */
   accountSessions(accountId: string): Promise<HeldSession[]>;
   /** The account's usage counters: admitted requests per day and environment, and its billing periods' quotas. */

@@ -3,6 +3,10 @@
  * is only exact on a store that holds nothing else, and an erasure must be seen to leave nothing behind.
  */
 import { describe, expect, it } from "vitest";
+import { manualClock } from "../clock/clock.ts";
+import { defineConfig } from "../config/config.ts";
+import type { PruneWorkerStore } from "../retention/prune-worker.ts";
+import { createPruneWorker } from "../retention/prune-worker.ts";
 import type { AccountRecord, ApiKeyRecord, Storage, WebhookRecord } from "../storage/types.ts";
 import type { ConformanceTarget } from "./storage-conformance.ts";
 import { account, admitInput, drainEvents, id, key, onFreshStore, quota, snapshot, T0, webhook } from "./conformance-fixtures.ts";
@@ -57,8 +61,11 @@ async function populate(s: Storage, a: AccountRecord): Promise<Populated> {
   return { a, w, live, test, failedInvoice, pendingInvoice: pending!.id };
 }
 
+/** What `held` counts. */
+type HeldKind = "keys" | "webhooks" | "sessions" | "deliveries" | "events" | "snapshots" | "invoices" | "usageDays" | "periods";
+
 /** How many records of each kind the export reads find for the account. */
-async function held(s: Storage, accountId: string): Promise<Record<string, number>> {
+async function held(s: Storage, accountId: string): Promise<Record<HeldKind, number>> {
   const page = { limit: 10_000 };
   return {
     keys: (await s.listKeys(accountId)).length,
@@ -276,6 +283,72 @@ export function accountLifecycleConformance(name: string, target: ConformanceTar
           ["failed", "insufficient_funds"],
         ]);
         expect(claimed.filter((d) => d.accountId === other.a.id).map((d) => d.eventType)).toEqual(["key.rotated"]);
+      }));
+
+    it("unfinishedErasures: deleteAccount records an erasure in its atomic step, the purge that finds nothing left forgets it, and a finished one is never listed again; pages in id order", () =>
+      withStore(async (s) => {
+        const big = await populate(s, account({ name: "Big" }));
+        const empty = account({ name: "Empty" });
+        const third = account({ name: "Third" });
+        const alive = await populate(s, account({ name: "Alive" }));
+        for (const a of [empty, third]) await s.createAccount(a);
+        expect(await s.unfinishedErasures({ limit: 10 })).toEqual([]);
+        for (const a of [big.a, empty, third]) expect((await s.deleteAccount({ accountId: a.id, now: T0 + 1000 }))?.erased).toBe(true);
+        // Deleting again records nothing more.
+        expect((await s.deleteAccount({ accountId: big.a.id, now: T0 + 2000 }))?.erased).toBe(false);
+        const ids = [big.a.id, empty.id, third.id].sort();
+        expect(await s.unfinishedErasures({ limit: 10 })).toEqual(ids);
+        expect(await s.unfinishedErasures({ limit: 2 })).toEqual(ids.slice(0, 2));
+        expect(await s.unfinishedErasures({ after: ids[1]!, limit: 2 })).toEqual(ids.slice(2));
+        expect(await s.unfinishedErasures({ after: ids[2]!, limit: 2 })).toEqual([]);
+
+        // Listed while a purge still deletes something (the memory store deleted it all at once); the call that finds
+        // nothing left forgets it.
+        for (let n = await s.purgeAccount({ accountId: big.a.id, limit: 3 }); n > 0; n = await s.purgeAccount({ accountId: big.a.id, limit: 3 })) {
+          expect(await s.unfinishedErasures({ limit: 10 })).toContain(big.a.id);
+        }
+        expect(await s.purgeAccount({ accountId: empty.id, limit: 3 })).toBe(0);
+        expect(await s.unfinishedErasures({ limit: 10 })).toEqual([third.id]);
+        // A living account's purge changes nothing; a finished erasure deleted again is not listed again.
+        expect(await s.purgeAccount({ accountId: alive.a.id, limit: 3 })).toBe(0);
+        expect((await s.deleteAccount({ accountId: empty.id, now: T0 + 3000 }))?.erased).toBe(false);
+        expect(await s.unfinishedErasures({ limit: 10 })).toEqual([third.id]);
+        expect(await held(s, big.a.id)).toMatchObject({ deliveries: 0, events: 0, snapshots: 0 });
+      }));
+
+    it("the pruning worker finishes an erasure left unpurged (deleteAccount, then nothing) and never visits one whose purge finished", () =>
+      withStore(async (s) => {
+        const left = await populate(s, account({ name: "Left" }));
+        const done = await populate(s, account({ name: "Done" }));
+        const other = await populate(s, account({ name: "Other" }));
+        await s.deleteAccount({ accountId: left.a.id, now: T0 + 1000 });
+        await s.deleteAccount({ accountId: done.a.id, now: T0 + 1000 });
+        await purgeAll(s, done.a.id);
+        const leftBefore = await held(s, left.a.id);
+        const otherBefore = await held(s, other.a.id);
+        const purged: string[] = [];
+        const storage: PruneWorkerStore = {
+          prune: (input) => s.prune(input),
+          unfinishedErasures: (input) => s.unfinishedErasures(input),
+          purgeAccount: (input) => {
+            purged.push(input.accountId);
+            return s.purgeAccount(input);
+          },
+        };
+        // A day on: retention keeps everything of the other account (30 days by default).
+        const worker = createPruneWorker({ storage, clock: manualClock(T0 + DAY), config: defineConfig(), pauseMs: 0 });
+        const report = await worker.tick();
+        expect(report).toMatchObject({ failed: false, erasures: { finished: 1 } });
+        // (The memory store deleted the history in the erasure's own step.)
+        expect(report.erasures.purged > 0).toBe(leftBefore.deliveries + leftBefore.events + leftBefore.snapshots > 0);
+        expect(new Set(purged)).toEqual(new Set([left.a.id]));
+        expect(await held(s, left.a.id)).toMatchObject({ deliveries: 0, events: 0, snapshots: 0 });
+        expect(await s.unfinishedErasures({ limit: 10 })).toEqual([]);
+        expect(await held(s, other.a.id)).toEqual(otherBefore);
+
+        purged.length = 0;
+        expect((await worker.tick()).erasures).toEqual({ finished: 0, purged: 0 });
+        expect(purged).toEqual([]);
       }));
 
     it("racing erasures erase once; all report the same tombstone", () =>

@@ -1229,6 +1229,8 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         // Audit entries stay, without what identifies a person; the hash covers their digest, so the chain still verifies.
         await sql`UPDATE audit_log SET client_address = NULL, personal = NULL, salt = NULL, erased_at = ${at}::bigint
                   WHERE account_id = ${accountId} AND erased_at IS NULL`.execute(trx);
+        // Unfinished until a purge finds nothing left: should this instance die before, the pruning worker finds it.
+        await sql`INSERT INTO unfinished_erasures (account_id) VALUES (${accountId}) ON CONFLICT (account_id) DO NOTHING`.execute(trx);
         return { account: accountFromRow(tombstone), erased: true };
       }), (r) => r !== null && r.erased);
     },
@@ -1259,9 +1261,20 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
                        OR EXISTS (SELECT 1 FROM merchant_snapshots WHERE account_id = ${accountId}) OR EXISTS (SELECT 1 FROM key_usage_hours WHERE account_id = ${accountId})
                        OR EXISTS (SELECT 1 FROM key_usage_days WHERE account_id = ${accountId}) OR EXISTS (SELECT 1 FROM key_last_used WHERE account_id = ${accountId}) AS left`,
           );
-          if (left?.left !== true) return 0;
+          if (left?.left !== true) {
+            // Nothing left, and nothing can be made for a deleted account: the erasure is finished.
+            await sql`DELETE FROM unfinished_erasures WHERE account_id = ${accountId}`.execute(trx);
+            return 0;
+          }
         }
       });
+    },
+    async unfinishedErasures({ after, limit }) {
+      const rows = await all<{ account_id: string }>(
+        db,
+        sql`SELECT account_id FROM unfinished_erasures WHERE account_id > ${after ?? ""} ORDER BY account_id LIMIT ${Math.max(0, Math.floor(limit))}::integer`,
+      );
+      return rows.map((r) => r.account_id);
     },
     async accountSessions(accountId) {
       const rows = await all(

@@ -117,6 +117,9 @@ export interface SqliteStorageOptions {
 /** How many windows, day counters and checked lookups a connection's admissions remember (see admission-memo.ts). */
 const ADMISSION_MEMO_SIZE = 20_000;
 
+/** How long the checkpoint that ends an erasure waits for another connection's reader (ms); writers wait meanwhile. */
+const CHECKPOINT_WAIT_MS = 200;
+
 function quotaFromRow(r: Row | undefined): QuotaState {
   if (!r) return EMPTY_QUOTA;
   return {
@@ -795,7 +798,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
 
   // Erasure: what stops at once, in one IMMEDIATE transaction (Storage.deleteAccount). The bounded parts of an
   // account (keys, sessions, webhooks, counters, invoices) go here; its history (deliveries, events, snapshots),
-  // which can be large, goes in short steps (purgeAccountTx), so the write lock is never held for long.
+  // which can be large, goes in short steps (purgeAccountTx), so the write lock is never held for long. Both run
+  // with secure_delete on (`zeroing`), and the last step truncates the WAL (`truncateWal`).
   const deleteAccountTx = immediate((accountId: string, now: number): { account: AccountRecord; erased: boolean } | null => {
     const row = q("SELECT * FROM accounts WHERE id = ?").get(accountId) as Row | undefined;
     if (!row) return null;
@@ -820,6 +824,8 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
        WHERE account_id = @accountId AND status = 'pending' AND NOT (lease_token IS NOT NULL AND lease_until > @now)`).run({ accountId, now, at });
     // Audit entries stay, without what identifies a person; the hash covers their digest, so the chain still verifies.
     q("UPDATE audit_log SET client_address = NULL, personal = NULL, salt = NULL, erased_at = ? WHERE account_id = ? AND erased_at IS NULL").run(at, accountId);
+    // Unfinished until a purge finds nothing left: should this process die before, the pruning worker finds it.
+    q("INSERT INTO unfinished_erasures (account_id) VALUES (?) ON CONFLICT (account_id) DO NOTHING").run(accountId);
     return { account: accountFromRow(tombstone), erased: true };
   });
 
@@ -839,6 +845,40 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
     if (snapshots > 0) return snapshots;
     return keyUsage.purge(accountId, limit);
   });
+  const forgetErasureTx = immediate((accountId: string): void => void q("DELETE FROM unfinished_erasures WHERE account_id = ?").run(accountId));
+
+  /**
+   * Runs an erasure's statements with this connection's secure_delete on, and restores it after: what they delete
+   * or overwrite is then zeroed in the pages they change, instead of staying in free space, where the file and every
+   * later copy of it would still hold it. Scoped to the erasure, whose extra writes only it pays for: the driver
+   * runs `run` synchronously, so no other statement of this store runs on the connection meanwhile.
+   */
+  function zeroing<R>(run: () => R): R {
+    const [{ secure_delete: before }] = db.pragma("secure_delete") as [{ secure_delete: number }];
+    db.pragma("secure_delete = ON");
+    try {
+      return run();
+    } finally {
+      if (db.open) db.pragma(`secure_delete = ${before === 2 ? "FAST" : before === 1 ? "ON" : "OFF"}`);
+    }
+  }
+
+  /**
+   * Copies the whole WAL into the database file and truncates it (`wal_checkpoint(TRUNCATE)`), so the log keeps no
+   * older image of a page an erasure zeroed. It never blocks readers; new writers wait while it runs, and it waits
+   * for readers of an older snapshot (a backup's VACUUM INTO) at most CHECKPOINT_WAIT_MS before giving up. True
+   * once the WAL is empty (or there is none: an in-memory database).
+   */
+  function truncateWal(): boolean {
+    const [{ timeout }] = db.pragma("busy_timeout") as [{ timeout: number }];
+    db.pragma(`busy_timeout = ${Math.min(timeout, CHECKPOINT_WAIT_MS)}`);
+    try {
+      const [r] = db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+      return r === undefined || r.busy === 0;
+    } finally {
+      if (db.open) db.pragma(`busy_timeout = ${timeout}`);
+    }
+  }
 
   const pruneTx = sqlitePrune(q, immediate);
 
@@ -1131,10 +1171,20 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       return out;
     },
     async deleteAccount({ accountId, now, audit }) {
-      return withAudit(audit, () => deleteAccountTx(accountId, now), (r) => r !== null && r.erased);
+      return zeroing(() => withAudit(audit, () => deleteAccountTx(accountId, now), (r) => r !== null && r.erased));
     },
     async purgeAccount({ accountId, limit }) {
-      return purgeAccountTx(accountId, Math.max(1, Math.floor(limit)));
+      const n = zeroing(() => purgeAccountTx(accountId, Math.max(1, Math.floor(limit))));
+      if (n > 0 || q("SELECT 1 FROM unfinished_erasures WHERE account_id = ?").get(accountId) === undefined) return n;
+      // Nothing left (and nothing can be made for a deleted account). The erasure is finished once the WAL holds no
+      // older image of what it zeroed; while a reader keeps the checkpoint from finishing, it stays listed and the
+      // pruning worker's next run checks again.
+      if (truncateWal()) forgetErasureTx(accountId);
+      return 0;
+    },
+    async unfinishedErasures({ after, limit }) {
+      const rows = q("SELECT account_id FROM unfinished_erasures WHERE account_id > ? ORDER BY account_id LIMIT ?").all(after ?? "", Math.max(0, Math.floor(limit))) as Row[];
+      return rows.map((r) => String(r.account_id));
     },
     async accountSessions(accountId) {
       const rows = q(`SELECT 'session' AS kind, created_at, expires_at FROM sessions WHERE account_id = ?

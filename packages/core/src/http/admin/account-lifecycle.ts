@@ -6,6 +6,7 @@ import * as v from "valibot";
 import { isCalendarTime, isoTime } from "../../clock/clock.ts";
 import { ServiceError } from "../../errors/service-error.ts";
 import { EVENT_TYPES } from "../../events/events.ts";
+import { PURGE_BATCH } from "../../retention/purge-batch.ts";
 import { TIERS } from "../../scopes/scopes.ts";
 import type { AccountLifecycleStore, AuditStore, AccountListQuery, AccountRecord, AccountStore, BillingStore, KeyAnalyticsStore, KeyStore, RecordPage, RecordPosition, WebhookStore } from "../../storage/types.ts";
 import type { AppContext } from "../app-options.ts";
@@ -295,8 +296,6 @@ export const exportAccount = op({
   },
 });
 
-/** Records purged per storage call while an erasure finishes: each call is one short transaction. */
-const PURGE_BATCH = 1000;
 /** How often a long purge says how far it got (ms). */
 const PURGE_PROGRESS_MS = 5000;
 

@@ -15,6 +15,7 @@ import * as m0023 from "./0023-retention-indexes.ts";
 import * as m0024 from "./0024-audit-log.ts";
 import * as m0025 from "./0025-recover-budgets.ts";
 import * as m0026 from "./0026-usage-analytics.ts";
+import * as m0027 from "./0027-unfinished-erasures.ts";
 
 export const SQLITE_MIGRATIONS = releasedMigrations({
   "0001-initial-schema": m0001,
@@ -32,4 +33,5 @@ export const SQLITE_MIGRATIONS = releasedMigrations({
   "0024-audit-log": m0024,
   "0025-recover-budgets": m0025,
   "0026-usage-analytics": m0026,
+  "0027-unfinished-erasures": m0027,
 });
