@@ -7,7 +7,7 @@ import { openStorage } from "./open-storage.ts";
 import type { OpenedStorage } from "./open-storage.ts";
 import { storageExtras } from "./test-support/storage-extras.ts";
 import { SQLITE_MIGRATIONS } from "./sqlite/migrations/index.ts";
-import { SQLITE_CLAIM_HEADS } from "./sqlite/sqlite-storage.ts";
+import { configureSqlite, SQLITE_CLAIM_HEADS } from "./sqlite/sqlite-storage.ts";
 import { SQLITE_PRUNE_STATEMENTS, sqlitePruneBatch } from "./sqlite/sqlite-prune.ts";
 import { PRUNE_SPECS, isIndexedTarget } from "./prune-spec.ts";
 import { PRUNE_ORDER } from "@benchdata/core";
@@ -51,6 +51,37 @@ describe("sqlite specifics", () => {
     expect(db.prepare("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     expect(db.prepare("SELECT count(*) AS n FROM benchdata_migrations").get()).toEqual({ n: SQLITE_MIGRATIONS.length });
     db.close();
+  });
+
+  it("switching a new file to WAL is retried while SQLite answers SQLITE_BUSY (processes opening it at once), within the busy timeout", async () => {
+    /** A connection whose WAL switch is refused `busy` times, as SQLite does when waiting could deadlock. */
+    const fake = (busy: number) => {
+      const pragmas: string[] = [];
+      let refused = 0;
+      const db = {
+        name: "/srv/new.db",
+        memory: false,
+        pragma(source: string) {
+          pragmas.push(source);
+          if (source === "journal_mode = WAL" && refused < busy) {
+            refused++;
+            throw Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+          }
+          return [];
+        },
+      } as unknown as Parameters<typeof configureSqlite>[0];
+      return { db, pragmas };
+    };
+    const retried = fake(3);
+    configureSqlite(retried.db, 5000);
+    expect(retried.pragmas).toEqual(["busy_timeout = 5000", ...Array(4).fill("journal_mode = WAL"), "synchronous = NORMAL"]);
+    // Refused for longer than the busy timeout: the error is the caller's, as any SQLITE_BUSY past it.
+    const t = Date.now();
+    expect(() => configureSqlite(fake(Number.MAX_SAFE_INTEGER).db, 60)).toThrow(/database is locked/);
+    expect(Date.now() - t).toBeLessThan(1000);
+    // Any other error is not retried.
+    const other = { name: "/srv/x.db", memory: false, pragma: (s: string) => { if (s.startsWith("journal_mode")) throw Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" }); } } as unknown as Parameters<typeof configureSqlite>[0];
+    expect(() => configureSqlite(other, 5000)).toThrow(/disk I\/O error/);
   });
 
   it("a name search lowercases as JavaScript does: ASCII names are ruled out in SQL, every other name is matched in full, as on the memory store", async () => {

@@ -160,11 +160,32 @@ export const SQLITE_CLAIM_HEADS: string = `WITH RECURSIVE hooks(webhook_id) AS (
 
 /** Sets the pragmas every connection to a benchdata SQLite file needs. */
 export function configureSqlite(db: SqliteDatabase, busyTimeoutMs = 5000): void {
+  const timeout = Math.max(0, Math.floor(busyTimeoutMs));
   // busy_timeout first: switching to WAL needs a brief lock that another starting process may hold.
-  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
-  if (db.name !== "" && db.name !== ":memory:" && !db.memory) db.pragma("journal_mode = WAL");
+  db.pragma(`busy_timeout = ${timeout}`);
+  if (db.name !== "" && db.name !== ":memory:" && !db.memory) switchToWal(db, timeout);
   // NORMAL in WAL mode: a commit survives a crash of the process (not of the machine), at a fraction of FULL's cost.
   db.pragma("synchronous = NORMAL");
+}
+
+/**
+ * `journal_mode = WAL`, retried for up to `timeoutMs` while SQLite answers SQLITE_BUSY. Processes that open a new
+ * file at once (a server's workers, instances started together) each switch it, and SQLite refuses a switch at
+ * once, without waiting in its busy handler, when waiting could deadlock (another connection holds the lock the
+ * switch must upgrade), so busy_timeout alone does not cover it. Opening is synchronous (better-sqlite3's API), so
+ * the pause between tries is too; it happens only while a file is being created.
+ */
+function switchToWal(db: SqliteDatabase, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() + pause > deadline) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
+    }
+  }
 }
 
 /**
