@@ -284,6 +284,31 @@ describe.skipIf(!pgOn)("postgres specifics", () => {
     });
   });
 
+  it("one batch's days counted line up with its admissions: a clock behind its account's stored day, not first in the batch", async () => {
+    await withDatabase(async (up, c) => {
+      const midnight = Date.UTC(2026, 10, 17);
+      const day = midnight / 86_400_000;
+      for (const id of ["acc_x", "acc_y"]) await up.createAccount({ id, name: id, tier: "growth", createdAt: T0, limits: {}, allowedCidrs: [], billing: {} });
+      const input = (accountId: string, keyId: string, now: number): AdmitInput => ({ now, keyId, accountId, perMinute: 10, perDay: 5, windowMs: 60_000, quota: null });
+      // acc_y's counter moves to the new day; then, in one statement, acc_x at 5 s before midnight (its own day)
+      // and acc_y 1 ms before it (a clock behind: counted toward acc_y's stored, later day).
+      expect((await up.admit(input("acc_y", "key_y", midnight))).kind).toBe("allowed");
+      const n = (x: unknown): unknown[] => [x, x];
+      const answer = await c.query(
+        `SELECT benchdata_admit_arrays('{acc_x,acc_y}', $1::bigint[], '{key_x,key_y}', '{acc_x,acc_y}', '{10,10}', '{5,5}', '{60000,60000}',
+                $2::text[], $3::bigint[], '{f,f}', $3::integer[], $3::bigint[], $3::bigint[], $3::bigint[], $2::text[], $3::bigint[],
+                $3::integer[], $2::text[], $2::text[]) AS r`,
+        [[midnight - 5000, midnight - 1], n(null), n(null)],
+      );
+      expect(answer.rows[0].r[1]).toEqual([1, 1]);
+      expect(answer.rows[0].r[8]).toEqual([null, day]);
+      // Through the store: each admission reports its own counted day's reset, in whatever batches they go.
+      const [x, y] = await Promise.all([up.admit(input("acc_x", "key_x", midnight - 4000)), up.admit(input("acc_y", "key_y", midnight - 1))]);
+      expect(x).toMatchObject({ kind: "allowed", day: { remaining: 3, resetAt: midnight } });
+      expect(y).toMatchObject({ kind: "allowed", day: { remaining: 2, resetAt: midnight + 86_400_000 } });
+    });
+  });
+
   it("one batch holding a key under two accounts decides the later account's turn on the window the batch left", async () => {
     // Through the function itself, so the admissions are certainly one batch (the Node side may split them).
     // Accounts are handled in order: acc_a's key_s, then acc_a's key_z (key_s's window leaves the hand), then

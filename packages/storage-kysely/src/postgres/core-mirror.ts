@@ -446,6 +446,11 @@ BEGIN
     -- later of the request's and the stored one (core's countedDay: the counter never moves back).
     v_day := greatest(it.day, v_ddays[it.a]);
     IF v_day <> it.day THEN
+      -- Made whole (1 … n) at its first use: an assignment to a NULL array would start it at it.i, and the answer
+      -- (json_build_array ignores bounds) would no longer line up with the admissions.
+      IF v_dahead IS NULL THEN
+        v_dahead := array_fill(NULL::integer, ARRAY[v_n]);
+      END IF;
       v_dahead[it.i] := v_day;
     END IF;
     d_count := CASE WHEN v_ddays[it.a] = v_day THEN v_dcounts[it.a] ELSE 0 END;
@@ -701,7 +706,7 @@ END $$;
 
 /** `benchdata_admit_arrays` mirrors nothing new: `admission` as servers of version 6 call it (legacy entry point, kept for the upgrade window in docs/operations.md "Upgrading"). */
 export const ADMIT_ARRAYS_V6 = `-- The batch as servers of version 6 call it (kept for them during an upgrade): without an epoch, so every
--- expectation is checked by the join. Its answer has the epoch last, which those servers do not read.
+-- expectation is checked by the join. Its answer adds the epoch and the days counted, which those servers do not read.
 CREATE OR REPLACE FUNCTION benchdata_admit_arrays(
   p_accounts text[],
   p_nows bigint[],

@@ -239,7 +239,7 @@ const EMPTY_QUOTA_ARRAYS: readonly string[] = Array.from({ length: 10 }, () => "
 
 /**
  * benchdata_admit_arrays's result: the clock, then per admission its kind, minute remaining and reset, day remaining,
- * retry-after and whole result, then the admission epoch it read.
+ * retry-after and whole result, then the admission epoch it read, then the days counted.
  */
 type AdmitArrays = [
   clock: number,
@@ -259,7 +259,8 @@ const DAY_MS = 86_400_000;
 /**
  * The results of a batch in AdmitResult's shape, from benchdata_admit_arrays's compact answer and what the
  * caller sent: the limits, and the time used (its own now with the app's clock, the database's otherwise),
- * from which the day's reset follows as in core's dailyWindow.
+ * from which the day's reset follows as in core's dailyWindow, unless the answer names another day counted
+ * (core's countedDay: a clock behind the account's stored day).
  */
 export function admitResults(answer: AdmitArrays, inputs: readonly AdmitInput[], appClock: boolean): AdmitResult[] {
   const [clock, kinds, minuteRemaining, minuteResets, dayRemaining, retries, whole, , daysCounted] = answer;
