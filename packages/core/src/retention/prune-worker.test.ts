@@ -70,6 +70,41 @@ describe("pruning worker", () => {
     expect(typeof pruned[0]!.fields.duration_ms).toBe("number");
   });
 
+  it("an erasure the store still lists after a purge found nothing (SQLite: a reader holds the WAL) is not counted finished, and the others wait for the next run", async () => {
+    const inner = createMemoryStorage();
+    const ids = ["acc_e1", "acc_e2", "acc_e3"];
+    for (const id of ids) await inner.createAccount({ id, name: id, tier: "growth", createdAt: T0 - DAY, limits: {}, allowedCidrs: [], billing: {} });
+    for (const id of ids) await inner.deleteAccount({ accountId: id, now: T0 - 1000 });
+    let held = true;
+    const calls: string[] = [];
+    const storage: Storage = {
+      ...inner,
+      // acc_e2's store cannot forget it while `held`: its purge finds nothing and it stays listed.
+      purgeAccount: async (input) => {
+        calls.push(`purge:${input.accountId}`);
+        return input.accountId === "acc_e2" && held ? 0 : inner.purgeAccount(input);
+      },
+      prune: (input) => {
+        calls.push(`prune:${input.target}`);
+        return inner.prune(input);
+      },
+    };
+    const metrics = createMetricsRegistry();
+    const { logger, lines } = recorder();
+    const worker = createPruneWorker({ storage, clock: manualClock(T0), config: defineConfig(), logger, metrics, batchSize: 10, pauseMs: 0 });
+    const first = await worker.tick();
+    expect(first).toMatchObject({ failed: false, erasures: { finished: 1, purged: 0 } });
+    // acc_e3 is not tried in this run (one wait per run, not one per erasure); retention still runs.
+    expect(calls).toEqual(["purge:acc_e1", "purge:acc_e2", ...PRUNE_ORDER.map((t) => `prune:${t}`)]);
+    expect(await inner.unfinishedErasures({ limit: 10 })).toEqual(["acc_e2", "acc_e3"]);
+    expect(metrics.value("benchdata_retention_erasures_finished_total")).toBe(1);
+    expect(lines.some((l) => l.msg.startsWith("retention: an erasure's history is gone but the store could not yet forget it") && l.fields.account_id === "acc_e2")).toBe(true);
+    held = false;
+    expect((await worker.tick()).erasures).toEqual({ finished: 2, purged: 0 });
+    expect(await inner.unfinishedErasures({ limit: 10 })).toEqual([]);
+    expect(metrics.value("benchdata_retention_erasures_finished_total")).toBe(3);
+  });
+
   it("unfinished erasures come first, read a page at a time and each purged in batches of PURGE_BATCH to the end; /metrics and the log count them; a finished one is not visited again", async () => {
     const inner = createMemoryStorage();
     const ids = ["acc_e1", "acc_e2", "acc_e3"];

@@ -115,10 +115,12 @@ export function createPruneWorker(options: PruneWorkerOptions): PruneWorker {
     };
     try {
       // Erasures first: what an erased account left behind is owed to a person. Each is read from the stored list of
-      // unfinished ones (never a scan of tombstones) and purged to the end, a batch at a time.
+      // unfinished ones (never a scan of tombstones) and purged to the end, a batch at a time. One is finished once
+      // the store has forgotten it: SQLite keeps it listed while another connection's reader keeps the WAL from being
+      // truncated, and then the rest wait for the next run, so a long reader costs one wait per run, not one each.
       target = "erasures";
       let page: string[] = [];
-      do {
+      erasing: do {
         if (stopping) return finish(false, true);
         const after = page.at(-1);
         page = await storage.unfinishedErasures(after === undefined ? { limit: batchSize } : { after, limit: batchSize });
@@ -134,9 +136,13 @@ export function createPruneWorker(options: PruneWorkerOptions): PruneWorker {
             erasures.purged += n;
             metrics?.pruned.erased_history.inc(n);
           }
+          if (purged > 0) logger.info("retention: an erasure had left history behind; purged it", { account_id: accountId, purged });
+          if ((await storage.unfinishedErasures({ of: [accountId], limit: 1 })).length > 0) {
+            logger.info("retention: an erasure's history is gone but the store could not yet forget it (SQLite: a reader holds the WAL); the next run tries again", { account_id: accountId });
+            break erasing;
+          }
           erasures.finished++;
           metrics?.erasuresFinished.inc();
-          if (purged > 0) logger.info("retention: an erasure had left history behind; purged it", { account_id: accountId, purged });
         }
       } while (page.length === batchSize);
 

@@ -1006,9 +1006,9 @@ export function createMemoryStorage(): Storage {
       if (accounts.get(accountId)?.status === "deleted") unfinishedErasures.delete(accountId);
       return 0;
     },
-    async unfinishedErasures({ after, limit }) {
+    async unfinishedErasures({ after, limit, of }) {
       return [...unfinishedErasures]
-        .filter((id) => after === undefined || id > after)
+        .filter((id) => (after === undefined || id > after) && (of === undefined || of.includes(id)))
         .sort()
         .slice(0, Math.max(0, limit));
     },

@@ -856,10 +856,10 @@ export interface AccountLifecycleStore {
   purgeAccount(input: { accountId: string; limit: number }): Promise<number>;
   /**
    * Ids of erased accounts whose purge is not finished (`deleteAccount` records each, `purgeAccount` forgets it), in
-   * ascending id order after `after`, at most `limit`. MUST read them by an index range of this state alone, never
-   * by a scan of the tombstones, which are kept for good.
+   * ascending id order after `after`, at most `limit`; with `of`, only those of these ids. MUST read them by an index
+   * range (or key) of this state alone, never by a scan of the tombstones, which are kept for good.
    */
-  unfinishedErasures(input: { after?: string; limit: number }): Promise<string[]>;
+  unfinishedErasures(input: { after?: string; limit: number; of?: readonly string[] }): Promise<string[]>;
   /** The account's console sessions and unused sign-in links as held (expired ones included), oldest first. */
   accountSessions(accountId: string): Promise<HeldSession[]>;
   /** The account's usage counters: admitted requests per day and environment, and its billing periods' quotas. */

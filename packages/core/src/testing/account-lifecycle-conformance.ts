@@ -301,6 +301,9 @@ export function accountLifecycleConformance(name: string, target: ConformanceTar
         expect(await s.unfinishedErasures({ limit: 2 })).toEqual(ids.slice(0, 2));
         expect(await s.unfinishedErasures({ after: ids[1]!, limit: 2 })).toEqual(ids.slice(2));
         expect(await s.unfinishedErasures({ after: ids[2]!, limit: 2 })).toEqual([]);
+        // `of`: only those of these ids still listed (one of them was never erased).
+        expect(await s.unfinishedErasures({ of: [ids[2]!, "acc_never", ids[0]!], limit: 10 })).toEqual([ids[0], ids[2]]);
+        expect(await s.unfinishedErasures({ of: [], limit: 10 })).toEqual([]);
 
         // Listed while a purge still deletes something (the memory store deleted it all at once); the call that finds
         // nothing left forgets it.

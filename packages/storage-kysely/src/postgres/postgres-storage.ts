@@ -1270,10 +1270,11 @@ export function createPostgresStorage(pool: Pool, options: PostgresStorageOption
         }
       });
     },
-    async unfinishedErasures({ after, limit }) {
+    async unfinishedErasures({ after, limit, of }) {
+      const only = of === undefined ? sql`` : sql` AND account_id = ANY (${[...of]}::text[])`;
       const rows = await all<{ account_id: string }>(
         db,
-        sql`SELECT account_id FROM unfinished_erasures WHERE account_id > ${after ?? ""} ORDER BY account_id LIMIT ${Math.max(0, Math.floor(limit))}::integer`,
+        sql`SELECT account_id FROM unfinished_erasures WHERE account_id > ${after ?? ""}${only} ORDER BY account_id LIMIT ${Math.max(0, Math.floor(limit))}::integer`,
       );
       return rows.map((r) => r.account_id);
     },

@@ -162,6 +162,10 @@ describe("erasure on SQLite: the database file and its WAL keep no byte of what 
       expect(performance.now() - began).toBeLessThan(2500);
       expect(await storage.unfinishedErasures({ limit: 10 })).toEqual([erased]);
       expect(occurrences(file, ERASED).wal).toBeGreaterThan(0);
+      // While the reader holds it, the worker's run finishes nothing and says so.
+      const held = await createPruneWorker({ storage, clock: systemClock, config: defineConfig(), pauseMs: 0 }).tick();
+      expect(held.erasures).toEqual({ finished: 0, purged: 0 });
+      expect(await storage.unfinishedErasures({ limit: 10 })).toEqual([erased]);
       reader.exec("COMMIT");
 
       const report = await createPruneWorker({ storage, clock: systemClock, config: defineConfig(), pauseMs: 0 }).tick();

@@ -1203,8 +1203,13 @@ export function createSqliteStorage(db: SqliteDatabase, options: SqliteStorageOp
       if (truncateWal()) forgetErasureTx(accountId);
       return 0;
     },
-    async unfinishedErasures({ after, limit }) {
-      const rows = q("SELECT account_id FROM unfinished_erasures WHERE account_id > ? ORDER BY account_id LIMIT ?").all(after ?? "", Math.max(0, Math.floor(limit))) as Row[];
+    async unfinishedErasures({ after, limit, of }) {
+      const rows = (
+        of === undefined
+          ? q("SELECT account_id FROM unfinished_erasures WHERE account_id > ? ORDER BY account_id LIMIT ?").all(after ?? "", Math.max(0, Math.floor(limit)))
+          : q(`SELECT account_id FROM unfinished_erasures WHERE account_id IN (SELECT value FROM json_each(?)) AND account_id > ?
+               ORDER BY account_id LIMIT ?`).all(JSON.stringify(of), after ?? "", Math.max(0, Math.floor(limit)))
+      ) as Row[];
       return rows.map((r) => String(r.account_id));
     },
     async accountSessions(accountId) {
