@@ -102,6 +102,13 @@ async function lostKeyWayOut(live: string, restore: () => { db: string; onlyB: R
     expect(dry.stderr).toContain("nothing changed (no --yes)");
     expect(cli(["webhooks", "reseal", "--check", "--db", db], onlyB).stdout).toBe(checkBefore.stdout);
 
+    // A key configured under kA's id that is not kA (a wrong copy): --yes refuses unless told twice; nothing changed.
+    const wrongA = cli(["webhooks", "drop-unopened", "--yes", "--db", db], keys(`${KEY_B},kA:${Buffer.alloc(32, 9).toString("base64")}`));
+    expect(wrongA.status, wrongA.stderr).toBe(2);
+    expect(wrongA.stderr).toContain("need key id kA, and a key with that id is configured but opens none of them");
+    expect(wrongA.stderr).toContain("--include-mismatched");
+    expect(cli(["webhooks", "reseal", "--check", "--db", db], onlyB).stdout).toBe(checkBefore.stdout);
+
     // With --yes: exactly that, one stderr line per change, never a secret.
     const real = cli(["webhooks", "drop-unopened", "--yes", "--db", db], onlyB);
     expect(real.status, real.stderr).toBe(0);

@@ -30,7 +30,9 @@ drop-unopened  For an operator key that is truly lost (serve refuses to start, n
                running servers. Without --yes it changes nothing, prints what it would do and exits 2 (0 when
                there is nothing to do). Prints {"deleted": [{"webhook_id", "account_id", "url", "key_id"}],
                "overlaps_ended": [{"webhook_id", "account_id", "key_id"}], "key_ids"}; exits 1 when a row changed
-               while it ran and a secret still does not open (run it again).`;
+               while it ran and a secret still does not open (run it again). When a configured key has the id a
+               secret needs but does not open it (likely a wrong copy of the key), --yes changes nothing and exits
+               2 unless --include-mismatched is given too.`;
 
 /** Why a secret does not open, in words. */
 function why(f: { keyId: string | null; reason: UnopenedSecret["reason"] }): string {
@@ -40,7 +42,7 @@ function why(f: { keyId: string | null; reason: UnopenedSecret["reason"] }): str
 
 /** `drop-unopened`: with --yes deletes (and ends overlaps), without it says what it would do. */
 async function dropUnopened(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { db: { type: "string" }, yes: { type: "boolean" } });
+  const { values } = parse(argv, { db: { type: "string" }, yes: { type: "boolean" }, "include-mismatched": { type: "boolean" } });
   if (values.help) return printUsage(USAGE);
   const db = dbUrl(values.db);
   const apply = values.yes === true;
@@ -51,6 +53,18 @@ async function dropUnopened(argv: string[]): Promise<number> {
   let report: UnopenedDropReport;
   let left: number;
   try {
+    // A configured key with the right id that opens nothing is far more often a wrong copy of the key than a lost
+    // one, and deleting is for good: that needs saying twice.
+    const mismatched = (await checkWebhookSecrets(storage, box)).failed.filter((f) => f.reason === "mismatch");
+    if (apply && mismatched.length > 0 && values["include-mismatched"] !== true) {
+      const ids = [...new Set(mismatched.map((f) => f.keyId))].join(", ");
+      process.stderr.write(
+        `benchdata webhooks drop-unopened: nothing changed: ${mismatched.length} sealed secret${mismatched.length === 1 ? "" : "s"} need key id ${ids}, ` +
+          "and a key with that id is configured but opens none of them: it is likely a wrong copy of that key. Put the right key in place " +
+          "and start again; only if that key is truly lost too, run this again with --include-mismatched\n",
+      );
+      return 2;
+    }
     report = await dropUnopenedWebhooks(storage, box, { apply, actor: "cli", clock: systemClock, random: cryptoRandom });
     left = apply ? (await checkWebhookSecrets(storage, box)).failed.length : 0;
   } finally {
