@@ -55,7 +55,8 @@ async function dropUnopened(argv: string[]): Promise<number> {
   try {
     // A configured key with the right id that opens nothing is far more often a wrong copy of the key than a lost
     // one, and deleting is for good: that needs saying twice.
-    const mismatched = (await checkWebhookSecrets(storage, box)).failed.filter((f) => f.reason === "mismatch");
+    const checked = await checkWebhookSecrets(storage, box);
+    const mismatched = checked.failed.filter((f) => f.reason === "mismatch");
     if (apply && mismatched.length > 0 && values["include-mismatched"] !== true) {
       const ids = [...new Set(mismatched.map((f) => f.keyId))].join(", ");
       process.stderr.write(
@@ -65,7 +66,7 @@ async function dropUnopened(argv: string[]): Promise<number> {
       );
       return 2;
     }
-    report = await dropUnopenedWebhooks(storage, box, { apply, actor: "cli", clock: systemClock, random: cryptoRandom });
+    report = await dropUnopenedWebhooks(storage, box, { apply, actor: "cli", clock: systemClock, random: cryptoRandom, checked });
     left = apply ? (await checkWebhookSecrets(storage, box)).failed.length : 0;
   } finally {
     await storage.close();

@@ -9,7 +9,7 @@ import { auditDraft } from "../audit/audit-entry.ts";
 import type { Clock, RandomSource } from "../clock/clock.ts";
 import { newId } from "../ids/new-id.ts";
 import type { WebhookStore } from "../storage/types.ts";
-import type { SecretBox, UnopenedSecret } from "./secret-box.ts";
+import type { SecretBox, SecretCheck, UnopenedSecret } from "./secret-box.ts";
 import { checkWebhookSecrets } from "./secret-box.ts";
 
 /** Which webhooks to delete and whose overlap to end, so that every stored secret opens. */
@@ -62,6 +62,8 @@ export interface DropUnopenedOptions {
   readonly actor: string;
   readonly clock: Clock;
   readonly random: RandomSource;
+  /** The check to act on, when the caller has just made it (`checkWebhookSecrets`); otherwise it is made here. */
+  readonly checked?: SecretCheck;
 }
 
 /**
@@ -71,7 +73,7 @@ export interface DropUnopenedOptions {
  * database) is left alone and counted as skipped.
  */
 export async function dropUnopenedWebhooks(storage: DropUnopenedStorage, box: SecretBox | null, options: DropUnopenedOptions): Promise<UnopenedDropReport> {
-  const plan = planUnopened((await checkWebhookSecrets(storage, box)).failed);
+  const plan = planUnopened((options.checked ?? (await checkWebhookSecrets(storage, box))).failed);
   const draft = (action: AuditAction, f: UnopenedSecret, personal: Record<string, string> = {}): AuditDraft =>
     auditDraft(
       {
